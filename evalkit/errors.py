@@ -1,0 +1,85 @@
+"""The evalkit exception hierarchy.
+
+Every error evalkit raises on purpose derives from :class:`EvalkitError`, so a
+caller can catch one type. Each carries the file, line and checkpoint it
+concerns, when known, and renders as a single line that names them::
+
+    EvalkitError
+    ├── ChecklistError     a checklist that does not follow the format spec
+    ├── RunError           a run folder or document that is missing or unusable
+    ├── JudgeError         a judge that cannot run at all (bad name, no API key, auth)
+    ├── OutputError        an output that fails its JSON Schema or cannot be written
+    └── NotebookError      a notebook execution that failed (the cell's error inside)
+
+A judge failure on a *single* checkpoint is not an exception: it is recorded as
+``status: error`` on that item and the run goes on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class EvalkitError(Exception):
+    """Base class: a message plus the file, line and checkpoint it concerns."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        item: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.item = item
+
+    @property
+    def location(self) -> str:
+        """``file:line`` (or just the file) for messages, empty when unknown."""
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    def __str__(self) -> str:
+        prefix = self.location
+        item = f"{self.item}: " if self.item else ""
+        text = f"{item}{self.message}"
+        return f"{prefix}: {text}" if prefix else text
+
+
+class ChecklistError(EvalkitError):
+    """A checklist breaks the format spec (duplicate id, unknown scope, ...)."""
+
+
+class ChecklistErrors(ChecklistError):
+    """Several checklist errors found in one pass; ``errors`` holds each of them."""
+
+    def __init__(self, errors: list[ChecklistError]) -> None:
+        first = errors[0]
+        super().__init__(first.message, path=first.path, line=first.line, item=first.item)
+        self.errors = list(errors)
+
+    def __str__(self) -> str:
+        more = len(self.errors) - 1
+        first = str(self.errors[0])
+        return first if more == 0 else f"{first} (and {more} more error{'s' if more > 1 else ''})"
+
+
+class RunError(EvalkitError):
+    """A run folder, document or run.yaml is missing, empty or malformed."""
+
+
+class JudgeError(EvalkitError):
+    """A judge cannot run at all: unknown backend, missing key, authentication."""
+
+
+class OutputError(EvalkitError):
+    """An output failed validation against its schema or could not be written."""
+
+
+class NotebookError(EvalkitError):
+    """The evaluation notebook failed while executing."""

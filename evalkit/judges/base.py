@@ -1,0 +1,44 @@
+"""The judge protocol: what every backend (rules, claude, ...) provides.
+
+A judge turns a range and a submission into one :class:`~evalkit.model.Verdict`
+per checkpoint. It never scores: grounding and scoring happen afterwards, the
+same way for every judge. A judge that cannot score one checkpoint returns
+``Verdict.failed(...)`` for it instead of raising; it raises
+:class:`~evalkit.errors.JudgeError` only when it cannot run at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol, runtime_checkable
+
+from ..model import JudgeInfo, Range, Submission, Usage, Verdict
+
+# Called once per checkpoint as its verdict is ready (drives progress bars).
+ProgressCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    verdicts: tuple[Verdict, ...]
+    usage: Usage = Usage()
+    usage_by_item: Mapping[str, Usage] = field(default_factory=dict)
+    # One JSON-ready record per judge call (request, response, usage), for audit.
+    records: tuple[Mapping[str, Any], ...] = ()
+
+
+@runtime_checkable
+class Judge(Protocol):
+    @property
+    def info(self) -> JudgeInfo: ...
+
+    async def judge(
+        self,
+        rng: Range,
+        submission: Submission,
+        *,
+        on_item_done: ProgressCallback | None = None,
+    ) -> JudgeResult:
+        """One verdict per checkpoint of ``rng``, in checklist order."""
+        ...

@@ -1,0 +1,366 @@
+"""Plain dataclasses that flow through evalkit, in the order they appear.
+
+checklist -> :class:`Range`; run folder -> :class:`Submission`; a judge ->
+:class:`Verdict` per checkpoint; grounding -> :class:`GroundedVerdict`;
+scoring -> :class:`ItemScore` and :class:`Summary`; all of it ->
+:class:`Evaluation`, which is the only thing renderers read.
+
+This module imports nothing from evalkit, does no I/O and holds no rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Literal, Mapping
+
+Scope = Literal["both", "detection-only", "plan-only"]
+SCOPES: tuple[str, ...] = ("both", "detection-only", "plan-only")
+
+Dimension = Literal["detection", "plan"]
+DETECTION_SUBSCORES: tuple[str, ...] = ("discovery", "evidence", "attribution")
+PLAN_SUBSCORES: tuple[str, ...] = ("correctness", "completeness")
+SUBSCORES: Mapping[str, tuple[str, ...]] = {
+    "detection": DETECTION_SUBSCORES,
+    "plan": PLAN_SUBSCORES,
+}
+
+PenaltyRule = Literal["fabrication", "wrong_attribution", "dangerous_advice"]
+PENALTY_RULES: tuple[str, ...] = ("fabrication", "wrong_attribution", "dangerous_advice")
+
+REPORT_KINDS: tuple[str, ...] = ("intrusion-report", "vuln-report", "baseline-report")
+PLAN_FILENAME = "remediation-plan.md"
+
+Status = Literal["scored", "error"]
+Level = Literal["strong", "weak"]
+Diagnosis = Literal["All-round", "Plan bottleneck", "Analysis blind spot", "Blind fix"]
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class Capability:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One CHK item of a checklist, normalised from either checklist form."""
+
+    id: str
+    name: str
+    scope: Scope = "both"
+    caps: tuple[str, ...] = ()
+    detection_criteria: str | None = None
+    plan_criteria: str | None = None
+    indicators: tuple[str, ...] = ()
+    attribution_terms: tuple[str, ...] = ()
+    remediation_terms: tuple[str, ...] = ()
+    # Fields the format does not define, kept verbatim (name as written -> value).
+    extra: Mapping[str, str] = field(default_factory=dict)
+    line: int | None = None
+
+    @property
+    def has_detection(self) -> bool:
+        return self.scope != "plan-only"
+
+    @property
+    def has_plan(self) -> bool:
+        return self.scope != "detection-only"
+
+
+@dataclass(frozen=True)
+class Range:
+    """A parsed checklist: the ground truth of one security scenario."""
+
+    id: str
+    title: str
+    report: str  # one of REPORT_KINDS: which analysis report the agent writes
+    checkpoints: tuple[Checkpoint, ...]
+    capabilities: tuple[Capability, ...] = ()
+    facts: tuple[str, ...] = ()
+    path: str | None = None
+    sha256: str | None = None
+
+    @property
+    def report_filename(self) -> str:
+        return f"{self.report}.md"
+
+    def checkpoint(self, chk_id: str) -> Checkpoint:
+        for checkpoint in self.checkpoints:
+            if checkpoint.id == chk_id:
+                return checkpoint
+        raise KeyError(chk_id)
+
+    def capability_name(self, cap_id: str) -> str:
+        for capability in self.capabilities:
+            if capability.id == cap_id:
+                return capability.name
+        return cap_id
+
+
+SourceName = Literal["report", "plan"]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One of the detection agent's documents, as read from disk."""
+
+    kind: SourceName
+    path: str
+    text: str
+
+    @property
+    def filename(self) -> str:
+        return self.path.replace("\\", "/").rsplit("/", 1)[-1]
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What the detection agent wrote for one range in one run."""
+
+    run_id: str
+    range_id: str
+    report: Document
+    plan: Document
+    model_under_test: str | None = None
+    notes: str | None = None
+
+    def document(self, kind: SourceName) -> Document:
+        return self.report if kind == "report" else self.plan
+
+
+# --------------------------------------------------------------------------- judging
+
+
+@dataclass(frozen=True)
+class SubScoreVerdict:
+    """A judge's claim for one sub-score: 0/1, the quotes it rests on, why."""
+
+    value: int
+    quotes: tuple[str, ...] = ()
+    rationale: str = ""
+
+
+@dataclass(frozen=True)
+class PenaltyFlag:
+    """A negative rule the judge says applies, with the passage that shows it."""
+
+    rule: PenaltyRule
+    detail: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's answer for one checkpoint, before grounding.
+
+    ``detection``/``plan`` map sub-score names to claims; they are ``None`` for
+    a dimension that is N/A for the checkpoint's scope. A verdict with
+    ``status == "error"`` carries the reason in ``error`` and no scores.
+    """
+
+    chk_id: str
+    status: Status = "scored"
+    detection: Mapping[str, SubScoreVerdict] | None = None
+    plan: Mapping[str, SubScoreVerdict] | None = None
+    penalties: tuple[PenaltyFlag, ...] = ()
+    error: str | None = None
+
+    @classmethod
+    def failed(cls, chk_id: str, error: str) -> Verdict:
+        return cls(chk_id=chk_id, status="error", error=error)
+
+
+@dataclass(frozen=True)
+class QuoteCheck:
+    """Whether one quoted passage was found verbatim in the agent's documents."""
+
+    quote: str
+    found: bool
+    source: SourceName | None = None
+    line: int | None = None  # 1-based line in that document where the quote starts
+
+
+@dataclass(frozen=True)
+class GroundedSubScore:
+    name: str
+    claimed: int  # what the judge said
+    value: int  # after grounding: a 1 with no verbatim quote is withheld (0)
+    quotes: tuple[QuoteCheck, ...]
+    rationale: str
+
+    @property
+    def withheld(self) -> bool:
+        return self.claimed == 1 and self.value == 0
+
+
+@dataclass(frozen=True)
+class GroundedPenalty:
+    flag: PenaltyFlag
+    check: QuoteCheck
+
+    @property
+    def applies(self) -> bool:
+        # A penalty must trace back to a passage the agent really wrote.
+        return self.check.found
+
+
+@dataclass(frozen=True)
+class GroundedVerdict:
+    chk_id: str
+    status: Status
+    detection: tuple[GroundedSubScore, ...] | None
+    plan: tuple[GroundedSubScore, ...] | None
+    penalties: tuple[GroundedPenalty, ...]
+    error: str | None = None
+
+
+# --------------------------------------------------------------------------- scores
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """A penalty as applied: which rule, why, and the verbatim passage."""
+
+    rule: PenaltyRule
+    detail: str
+    quote: str
+    source: SourceName | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class DimensionScore:
+    """Detection (max 3) or plan (max 2) of one checkpoint, after penalties."""
+
+    subscores: Mapping[str, int]
+    total: int
+    max: int
+    rationale: str
+    quotes: tuple[str, ...]  # verbatim passages supporting the points awarded
+    withheld: tuple[str, ...] = ()  # sub-scores claimed but ungrounded
+    penalized: tuple[str, ...] = ()  # sub-scores zeroed by a penalty
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    chk_id: str
+    name: str
+    caps: tuple[str, ...]
+    scope: Scope
+    status: Status
+    error: str | None
+    detection: DimensionScore | None
+    plan: DimensionScore | None
+    penalties: tuple[Penalty, ...] = ()
+    # Penalties the judge raised whose quote is not in the documents: shown, not applied.
+    dismissed_penalties: tuple[PenaltyFlag, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tally:
+    score: int
+    max: int
+    pct: float | None  # rounded to one decimal; None when max is 0
+    level: Level | None  # from the unrounded ratio; None when max is 0
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A sub-score lost ``count`` times, by the checkpoints in ``items``."""
+
+    subscore: str
+    count: int
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CapabilityScore:
+    cap: str
+    name: str
+    items: tuple[str, ...]
+    detection: Tally
+    plan: Tally
+
+
+@dataclass(frozen=True)
+class Summary:
+    total_checkpoints: int
+    detection_only_count: int
+    plan_only_count: int
+    detection: Tally
+    plan: Tally
+    diagnosis: Diagnosis | None  # None when a dimension has nothing scorable
+    complete: bool
+    errored: tuple[str, ...]
+    capabilities: tuple[CapabilityScore, ...]
+    top_detection_misses: tuple[Loss, ...]
+    top_plan_defects: tuple[Loss, ...]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What judging cost. All zeros for offline judges."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached_responses: int = 0  # answers served from the response cache (no API call)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            requests=self.requests + other.requests,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cost_usd=round(self.cost_usd + other.cost_usd, 6),
+            latency_s=round(self.latency_s + other.latency_s, 3),
+            cached_responses=self.cached_responses + other.cached_responses,
+        )
+
+
+@dataclass(frozen=True)
+class JudgeInfo:
+    """Which judge produced the verdicts, precisely enough to reproduce them."""
+
+    name: str  # backend: rules, claude, ...
+    evaluator_model: str  # a model id, or e.g. "rules-v1"
+    prompt_version: str | None = None
+    prompt_sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything one evaluation produced; renderers read only this."""
+
+    range: Range
+    submission: Submission
+    judge: JudgeInfo
+    timestamp: str  # ISO 8601 UTC with Z
+    evalkit_version: str
+    items: tuple[ItemScore, ...]
+    summary: Summary
+    verdicts: tuple[GroundedVerdict, ...]
+    usage: Usage = Usage()
+    usage_by_item: Mapping[str, Usage] = field(default_factory=dict)
+
+    @property
+    def inputs(self) -> dict[str, str | None]:
+        return {
+            "checklist_sha256": self.range.sha256,
+            "report_sha256": self.submission.report.sha256,
+            "plan_sha256": self.submission.plan.sha256,
+        }
