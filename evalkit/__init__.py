@@ -1,5 +1,52 @@
-"""evalkit: score a security detection agent's reports against a range checklist."""
+"""evalkit: score a security detection agent's reports against a range checklist.
+
+The public surface, in the order of the flow::
+
+    rng = evalkit.load_range("ranges", "ssh-miner")
+    submission = evalkit.load_submission("runs", "demo", rng)
+    judge = evalkit.make_judge("rules")            # or "claude", model=...
+    evaluation = evalkit.evaluate(rng, submission, judge)
+    evalkit.render.write_outputs(evaluation, out_dir)
+"""
 
 from ._version import __version__
+from .checklist import list_ranges, load_range, parse_checklist
+from .errors import (
+    ChecklistError,
+    ChecklistErrors,
+    EvalkitError,
+    JudgeError,
+    NotebookError,
+    OutputError,
+    RunError,
+)
+from .judges import JUDGE_NAMES, Judge, JudgeResult, judge_options, make_judge
+from .model import Evaluation, Range, Submission, Verdict
+from .pipeline import evaluate
+from .runs import list_runs, load_submission
 
-__all__ = ["__version__"]
+__all__ = [
+    "JUDGE_NAMES",
+    "ChecklistError",
+    "ChecklistErrors",
+    "Evaluation",
+    "EvalkitError",
+    "Judge",
+    "JudgeError",
+    "JudgeResult",
+    "NotebookError",
+    "OutputError",
+    "Range",
+    "RunError",
+    "Submission",
+    "Verdict",
+    "__version__",
+    "evaluate",
+    "judge_options",
+    "list_ranges",
+    "list_runs",
+    "load_range",
+    "load_submission",
+    "make_judge",
+    "parse_checklist",
+]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 Scope = Literal["both", "detection-only", "plan-only"]
 SCOPES: tuple[str, ...] = ("both", "detection-only", "plan-only")
@@ -288,6 +288,7 @@ class CapabilityScore:
     items: tuple[str, ...]
     detection: Tally
     plan: Tally
+    diagnosis: Diagnosis | None = None
 
 
 @dataclass(frozen=True)
@@ -356,6 +357,8 @@ class Evaluation:
     verdicts: tuple[GroundedVerdict, ...]
     usage: Usage = Usage()
     usage_by_item: Mapping[str, Usage] = field(default_factory=dict)
+    # The judge's raw calls (request, response, usage), kept for audit as judgments.jsonl.
+    records: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def inputs(self) -> dict[str, str | None]:

@@ -1,0 +1,251 @@
+"""The ``evalkit`` command line.
+
+    evalkit run --range NAME --run RUN_ID [--ranges-dir DIR] [--runs-dir DIR]
+                [--judge rules|claude] [--model M] [--out DIR] ...
+    evalkit validate PATH...
+    evalkit ranges [--ranges-dir DIR]
+
+Every failure is one line on stderr and a non-zero exit: 2 for bad input
+(checklist, run folder, arguments), 1 for a failed evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .checklist import list_ranges, load_range, parse_checklist
+from .errors import ChecklistError, ChecklistErrors, EvalkitError, NotebookError
+from .judges import JUDGE_NAMES, judge_options, make_judge
+from .runs import load_submission
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+def default_out_dir(runs_dir: Path, run_id: str, range_id: str, judge: str, model: str) -> Path:
+    """``runs/<run>/<range>/evaluations/<judge>``: judges (and judge models) never collide."""
+    name = judge if judge == "rules" else f"{judge}-{model}"
+    return runs_dir / run_id / range_id / "evaluations" / name
+
+
+def _add_run_parser(commands: argparse._SubParsersAction) -> None:
+    run = commands.add_parser(
+        "run",
+        help="evaluate a run on one or more ranges (executes the notebook with papermill)",
+        description="Evaluate the detection agent's documents of a run against range checklists.",
+    )
+    run.add_argument("--range", dest="ranges", action="append", metavar="NAME",
+                     help="range to evaluate (repeatable)")
+    run.add_argument("--all-ranges", action="store_true",
+                     help="evaluate every range the run has documents for")
+    run.add_argument("--run", required=True, metavar="RUN_ID", help="the run folder under --runs-dir")
+    run.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    run.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    run.add_argument("--judge", choices=JUDGE_NAMES, default="rules", help="judge backend (default: rules)")
+    run.add_argument("--model", default=DEFAULT_MODEL, help=f"judge model for --judge claude (default: {DEFAULT_MODEL})")
+    run.add_argument("--out", type=Path, metavar="DIR",
+                     help="output folder (default: runs/<run>/<range>/evaluations/<judge>)")
+    run.add_argument("--model-under-test", default="", metavar="MODEL",
+                     help="the detection agent's model (default: from run.yaml)")
+    run.add_argument("--prompt-dir", type=Path, metavar="DIR", help="judge prompt templates (claude)")
+    run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (claude; default 8)")
+    run.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
+    run.add_argument("--cache-dir", type=Path, default=Path(".evalkit-cache"), metavar="DIR",
+                     help="response cache folder (default: .evalkit-cache)")
+    run.add_argument("--notebook", type=Path, metavar="PATH",
+                     help="a modified evaluation notebook to execute (default: notebooks/evaluate.ipynb)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=cmd_run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evalkit", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run_parser(commands)
+
+    validate = commands.add_parser("validate", help="check checklists; print every error as file:line")
+    validate.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                          help="a checklist.md, a range folder, or a folder of ranges")
+    validate.set_defaults(handler=cmd_validate)
+
+    ranges = commands.add_parser("ranges", help="list the ranges")
+    ranges.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    ranges.add_argument("--json", action="store_true", help="machine-readable output")
+    ranges.set_defaults(handler=cmd_ranges)
+    return parser
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _ranges_of_run(args: argparse.Namespace) -> list[str]:
+    if args.all_ranges and args.ranges:
+        raise EvalkitError("give --range or --all-ranges, not both")
+    if args.all_ranges:
+        run_dir = args.runs_dir / args.run
+        if not run_dir.is_dir():
+            raise EvalkitError("run folder is missing", path=run_dir)
+        names = [name for name in list_ranges(args.ranges_dir) if (run_dir / name).is_dir()]
+        if not names:
+            raise EvalkitError(f"no range of {args.ranges_dir} has documents in this run", path=run_dir)
+        return names
+    if not args.ranges:
+        raise EvalkitError("give --range NAME (repeatable) or --all-ranges")
+    return list(args.ranges)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .notebook import execute
+
+    if args.concurrency < 1:
+        raise EvalkitError("--concurrency must be at least 1")
+    names = _ranges_of_run(args)
+    settings = dict(
+        model=args.model,
+        prompt_dir=str(args.prompt_dir.resolve()) if args.prompt_dir else "",
+        concurrency=args.concurrency,
+        use_cache=not args.no_cache,
+        cache_dir=str(args.cache_dir.resolve()),
+    )
+    # Check every input before executing anything, so bad input overwrites nothing.
+    plans = []
+    for name in names:
+        rng = load_range(args.ranges_dir, name)
+        load_submission(args.runs_dir, args.run, rng, model_under_test=args.model_under_test or None)
+        options = judge_options(args.judge, **{**settings, "prompt_dir": settings["prompt_dir"] or None})
+        make_judge(args.judge, **options)
+        out = args.out if args.out and len(names) == 1 else None
+        if args.out and len(names) > 1:
+            out = args.out / name
+        out = (out or default_out_dir(args.runs_dir, args.run, name, args.judge, args.model)).resolve()
+        plans.append((name, out))
+
+    for name, out in plans:
+        parameters = dict(
+            range_id=name,
+            run_id=args.run,
+            judge=args.judge,
+            ranges_dir=str(args.ranges_dir.resolve()),
+            runs_dir=str(args.runs_dir.resolve()),
+            model_under_test=args.model_under_test,
+            **settings,
+        )
+        result = execute(parameters, out, notebook=args.notebook, progress=not args.quiet)
+        summary = json.loads(result.scores.read_text(encoding="utf-8"))["summary"]
+        print(_one_line_summary(name, summary))
+        print(f"  notebook: {result.notebook}")
+        print(f"  report:   {result.report}")
+        print(f"  scores:   {result.scores}")
+    return EXIT_OK
+
+
+def _one_line_summary(name: str, summary: dict) -> str:
+    def part(label: str, tally: dict) -> str:
+        pct = "n/a" if tally["pct"] is None else f"{tally['pct']:.1f}%"
+        return f"{label} {tally['score']}/{tally['max']} ({pct}, {tally['level'] or 'n/a'})"
+
+    incomplete = "" if summary["complete"] else f"  INCOMPLETE: {len(summary['errored'])} item(s) errored"
+    return (
+        f"{name}: {part('detection', summary['detection'])}, {part('plan', summary['plan'])}"
+        f" -> {summary['diagnosis'] or 'no diagnosis'}{incomplete}"
+    )
+
+
+# --------------------------------------------------------------------------- validate, ranges
+
+
+def _checklists_under(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if (path / "checklist.md").is_file():
+        return [path / "checklist.md"]
+    if path.is_dir():
+        found = sorted(path.glob("*/checklist.md"))
+        if found:
+            return found
+    raise EvalkitError("no checklist.md here", path=path)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    failures = 0
+    for given in args.paths:
+        try:
+            files = _checklists_under(given)
+        except EvalkitError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failures += 1
+            continue
+        for file in files:
+            expected = file.parent.name if file.name == "checklist.md" else None
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                print(f"{file}: cannot read: {exc}", file=sys.stderr)
+                failures += 1
+                continue
+            try:
+                rng = parse_checklist(text, str(file), expected_range=expected)
+            except ChecklistErrors as exc:
+                for error in exc.errors:
+                    print(str(error), file=sys.stderr)
+                failures += 1
+            except ChecklistError as exc:
+                print(str(exc), file=sys.stderr)
+                failures += 1
+            else:
+                print(f"{file}: ok ({len(rng.checkpoints)} checkpoints)")
+    return EXIT_BAD_INPUT if failures else EXIT_OK
+
+
+def cmd_ranges(args: argparse.Namespace) -> int:
+    rows = []
+    for name in list_ranges(args.ranges_dir):
+        rng = load_range(args.ranges_dir, name)
+        detection_only = sum(1 for c in rng.checkpoints if c.scope == "detection-only")
+        plan_only = sum(1 for c in rng.checkpoints if c.scope == "plan-only")
+        rows.append(
+            dict(range=rng.id, report=rng.report, checkpoints=len(rng.checkpoints),
+                 detection_only=detection_only, plan_only=plan_only, title=rng.title)
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not rows:
+        print(f"no ranges under {args.ranges_dir}")
+        return EXIT_OK
+    width = max(len(row["range"]) for row in rows)
+    for row in rows:
+        print(
+            f"{row['range']:<{width}}  {row['report']:<16}  {row['checkpoints']:>3} checkpoints"
+            f" ({row['detection_only']} detection-only, {row['plan_only']} plan-only)  {row['title']}"
+        )
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except NotebookError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except EvalkitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

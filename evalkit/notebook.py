@@ -1,0 +1,90 @@
+"""Execute the evaluation notebook with papermill, leaving it as the audit record.
+
+The executed notebook, ``scores.json`` and ``evaluation-report.md`` land in
+one output folder. The notebook runs under a temporary name and takes its
+final name only on success, so a failed run never replaces a good record;
+the failed notebook is kept as ``evaluation.failed.ipynb`` for inspection.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import NotebookError
+
+NOTEBOOK_NAME = "evaluation.ipynb"
+FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
+
+
+def template_path() -> Path:
+    """The evaluation notebook: the repository's copy, else the one in the package."""
+    repo_copy = Path(__file__).resolve().parent.parent / "notebooks" / "evaluate.ipynb"
+    if not repo_copy.is_file():
+        # The notebook ships with the source tree, which the README installs in editable mode.
+        raise NotebookError("evaluation notebook not found; install evalkit from its checkout", path=repo_copy)
+    return repo_copy
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    notebook: Path
+    out_dir: Path
+
+    @property
+    def scores(self) -> Path:
+        return self.out_dir / "scores.json"
+
+    @property
+    def report(self) -> Path:
+        return self.out_dir / "evaluation-report.md"
+
+
+def execute(
+    parameters: dict[str, Any],
+    out_dir: Path,
+    *,
+    notebook: Path | None = None,
+    progress: bool = True,
+    kernel_name: str | None = None,
+) -> NotebookRun:
+    """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    running = out_dir / f".{NOTEBOOK_NAME}.running"
+    final = out_dir / NOTEBOOK_NAME
+    try:
+        papermill.execute_notebook(
+            str(notebook or template_path()),
+            str(running),
+            parameters={**parameters, "out_dir": str(out_dir)},
+            progress_bar=progress,
+            kernel_name=kernel_name,
+            cwd=str(out_dir),
+        )
+    except PapermillExecutionError as exc:
+        _keep_failed(running, out_dir)
+        # evalue already names file:line for evalkit's own errors.
+        raise NotebookError(
+            f"notebook cell {exc.exec_count} failed: {exc.ename}: {_first_line(exc.evalue)}",
+            path=out_dir / FAILED_NOTEBOOK_NAME,
+        ) from exc
+    except Exception as exc:
+        _keep_failed(running, out_dir)
+        raise NotebookError(f"could not execute the notebook: {_first_line(str(exc))}") from exc
+    os.replace(running, final)
+    return NotebookRun(notebook=final, out_dir=out_dir)
+
+
+def _keep_failed(running: Path, out_dir: Path) -> None:
+    if running.exists():
+        os.replace(running, out_dir / FAILED_NOTEBOOK_NAME)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else "(no message)"

@@ -1,0 +1,107 @@
+"""``evaluate()``: checklist + documents -> judge -> grounding -> scoring -> Evaluation.
+
+The one call the notebook makes. It owns the order of the stages and the
+progress bar, and nothing else: every rule lives in ``scoring`` and
+``grounding``, every backend in ``judges``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from ._version import __version__
+from .grounding import Sources, ground_verdict
+from .judges import Judge, JudgeResult
+from .model import Evaluation, Range, Submission
+from .scoring import score_all
+
+T = TypeVar("T")
+
+
+def utc_timestamp(now: datetime | None = None) -> str:
+    """ISO 8601 UTC with a ``Z`` suffix, to the second."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion from sync code, even inside Jupyter.
+
+    A notebook kernel already runs an event loop, where ``asyncio.run`` is
+    refused; the coroutine then runs on its own loop in a worker thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coroutine())
+    outcome: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            outcome["value"] = asyncio.run(make_coroutine())
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=worker, name="evalkit-judge")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _progress_bar(total: int, description: str) -> Callable[[str], None] | None:
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc=description, unit="item", leave=True)
+    lock = threading.Lock()
+
+    def advance(chk_id: str) -> None:
+        with lock:
+            bar.set_postfix_str(chk_id, refresh=False)
+            bar.update(1)
+            if bar.n >= total:
+                bar.close()
+
+    return advance
+
+
+def evaluate(
+    rng: Range,
+    submission: Submission,
+    judge: Judge,
+    *,
+    progress: bool = False,
+    timestamp: str | None = None,
+) -> Evaluation:
+    """Judge every checkpoint, ground the verdicts, score them, and bundle it all."""
+    if submission.range_id != rng.id:
+        raise ValueError(f"submission is for range {submission.range_id!r}, not {rng.id!r}")
+    on_item_done = (
+        _progress_bar(len(rng.checkpoints), f"judging {rng.id} ({judge.info.name})")
+        if progress
+        else None
+    )
+    result: JudgeResult = run_sync(
+        lambda: judge.judge(rng, submission, on_item_done=on_item_done)
+    )
+    sources = Sources.of(submission)
+    grounded = tuple(ground_verdict(verdict, sources) for verdict in result.verdicts)
+    items, summary = score_all(rng, grounded)
+    return Evaluation(
+        range=rng,
+        submission=submission,
+        judge=judge.info,
+        timestamp=timestamp or utc_timestamp(),
+        evalkit_version=__version__,
+        items=items,
+        summary=summary,
+        verdicts=grounded,
+        usage=result.usage,
+        usage_by_item=dict(result.usage_by_item),
+        records=tuple(result.records),
+    )

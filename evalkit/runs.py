@@ -1,0 +1,150 @@
+"""Read what a detection agent wrote for one range in one run.
+
+Layout (see ``checklist-format.md``)::
+
+    runs/<run_id>/<range>/<report>.md          analysis report (kind "report")
+    runs/<run_id>/<range>/remediation-plan.md  remediation plan (kind "plan")
+    runs/<run_id>/run.yaml                     optional: model_under_test, notes
+
+Anything missing, empty, not UTF-8 or malformed is a :class:`RunError` naming
+the file (and the line, for run.yaml), because scoring an absent document as
+zero would hide a broken run behind a bad score.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .checklist import natural_key
+from .errors import RunError
+from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
+
+__all__ = ["RUN_FILENAME", "list_runs", "load_submission"]
+
+RUN_FILENAME = "run.yaml"
+
+
+def list_runs(runs_dir: str | Path) -> list[str]:
+    """Names of the run folders of ``runs_dir``, in natural order; ``[]`` if it is missing.
+
+    Hidden folders (``.cache``, ``.ipynb_checkpoints``) are not runs.
+    """
+    root = Path(runs_dir)
+    if not root.is_dir():
+        return []
+    names = [e.name for e in root.iterdir() if e.is_dir() and not e.name.startswith(".")]
+    return sorted(names, key=natural_key)
+
+
+def load_submission(
+    runs_dir: str | Path,
+    run_id: str,
+    rng: Range,
+    *,
+    model_under_test: str | None = None,
+) -> Submission:
+    """Read the report and plan of ``rng`` in run ``run_id``.
+
+    ``model_under_test``, when given, overrides the one in run.yaml.
+    """
+    # A run id is a folder name; "../x" or "a/b" would read outside runs_dir.
+    if not run_id or run_id in {".", ".."} or "/" in run_id or "\\" in run_id:
+        raise RunError(f"invalid run id {run_id!r}", path=Path(runs_dir))
+    run_dir = Path(runs_dir) / run_id
+    if not run_dir.is_dir():
+        available = list_runs(runs_dir)
+        hint = f" (available runs: {', '.join(available)})" if available else ""
+        raise RunError(f"run folder {run_dir} is missing{hint}", path=run_dir)
+    range_dir = run_dir / rng.id
+    if not range_dir.is_dir():
+        raise RunError(f"range folder {range_dir} is missing", path=range_dir)
+
+    report = _read_document("report", range_dir / rng.report_filename)
+    plan = _read_document("plan", range_dir / PLAN_FILENAME)
+    meta = _read_run_yaml(run_dir / RUN_FILENAME)
+    return Submission(
+        run_id=run_id,
+        range_id=rng.id,
+        report=report,
+        plan=plan,
+        model_under_test=_blank_to_none(model_under_test) or meta.get("model_under_test"),
+        notes=meta.get("notes"),
+    )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _blank_to_none(value: str | None) -> str | None:
+    return (value.strip() or None) if value is not None else None
+
+
+def _read_text(path: Path, what: str) -> str:
+    if not path.exists():
+        raise RunError(f"{what} {path} is missing", path=path)
+    if not path.is_file():
+        raise RunError(f"{what} {path} is not a file", path=path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RunError(f"cannot read {what} {path}: {exc.strerror}", path=path) from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunError(
+            f"{what} {path} is not valid UTF-8 (byte {exc.start}: {exc.reason})", path=path
+        ) from exc
+    # Same newlines as text-mode reading, so line numbers in quotes match editors;
+    # a BOM is an encoding artefact, not something the agent wrote.
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _read_document(kind: SourceName, path: Path) -> Document:
+    what = "analysis report" if kind == "report" else "remediation plan"
+    text = _read_text(path, what)
+    if not text.strip():
+        raise RunError(f"{what} {path} is empty", path=path)
+    return Document(kind=kind, path=str(path), text=text)
+
+
+def _read_run_yaml(path: Path) -> dict[str, str | None]:
+    """``model_under_test`` and ``notes`` from run.yaml; ``{}`` when there is none."""
+    if not path.exists():
+        return {}
+    text = _read_text(path, RUN_FILENAME)
+    try:
+        # compose() keeps node positions, so type errors can name their line too.
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RunError(f"malformed YAML: {problem}", path=path, line=line) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RunError(
+            f"run.yaml must be a mapping, not {type(data).__name__}",
+            path=path,
+            line=root.start_mark.line + 1,
+        )
+    key_lines = {
+        key.value: key.start_mark.line + 1
+        for key, _ in root.value
+        if isinstance(key, yaml.ScalarNode)
+    }
+    meta: dict[str, str | None] = {}
+    for key in ("model_under_test", "notes"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise RunError(
+                f"{key} must be a string, not {type(value).__name__}",
+                path=path,
+                line=key_lines.get(key),
+            )
+        meta[key] = _blank_to_none(value)
+    return meta

@@ -1,0 +1,196 @@
+"""The command line as a user runs it: the installed `evalkit` script, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from evalkit.render import validate_scores
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_RANGES = ("ssh-miner", "redis-exposed", "weak-baseline")
+
+
+def evalkit_command() -> list[str]:
+    script = Path(sys.executable).parent / "evalkit"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "evalkit"]
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, **(env or {})}
+    environment.pop("ANTHROPIC_API_KEY", None)
+    return subprocess.run(
+        [*evalkit_command(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environment,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A copy of the sample ranges and runs, so outputs never land in the repository."""
+    shutil.copytree(REPO / "ranges", tmp_path / "ranges")
+    shutil.copytree(REPO / "runs", tmp_path / "runs", ignore=shutil.ignore_patterns("evaluations"))
+    return tmp_path
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- run
+
+
+@pytest.mark.e2e
+def test_run_rules_judge_writes_notebook_report_and_scores(workspace: Path):
+    result = run_cli("run", "--range", "ssh-miner", "--run", "demo", "--quiet", cwd=workspace)
+    assert result.returncode == 0, result.stderr
+
+    out = workspace / "runs/demo/ssh-miner/evaluations/rules"
+    assert str(out / "scores.json") in result.stdout
+    scores = json.loads((out / "scores.json").read_text())
+    validate_scores(scores)
+    assert scores["meta"]["judge"] == "rules"
+    assert scores["meta"]["evaluator_model"] == "rules-v1"
+    assert scores["summary"]["total_checkpoints"] == 23
+    assert scores["summary"]["detection_only_count"] == 6
+
+    report = (out / "evaluation-report.md").read_text()
+    assert "CHK-23" in report
+
+    notebook = nbformat.read(out / "evaluation.ipynb", as_version=4)
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
+    assert any("text/html" in o.get("data", {}) for o in outputs), "styled table missing"
+    assert not list(out.glob(".*.running"))
+
+
+@pytest.mark.e2e
+def test_run_all_ranges_of_the_demo_gives_distinct_diagnoses(workspace: Path):
+    result = run_cli("run", "--all-ranges", "--run", "demo", "--quiet", cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    diagnoses = {}
+    for name in SAMPLE_RANGES:
+        scores = json.loads(
+            (workspace / f"runs/demo/{name}/evaluations/rules/scores.json").read_text()
+        )
+        diagnoses[name] = scores["summary"]["diagnosis"]
+    assert diagnoses["ssh-miner"] == "All-round"
+    assert diagnoses["redis-exposed"] == "Plan bottleneck"
+    assert diagnoses["weak-baseline"] == "Analysis blind spot"
+
+
+def test_run_with_bad_checklist_fails_in_one_line_and_overwrites_nothing(workspace: Path):
+    out = workspace / "out"
+    out.mkdir()
+    (out / "scores.json").write_text("previous")
+    checklist = workspace / "ranges/ssh-miner/checklist.md"
+    text = checklist.read_text()
+    checklist.write_text(text.replace("### CHK-02", "### CHK-01", 1))
+
+    result = run_cli("run", "--range", "ssh-miner", "--run", "demo", "--out", str(out), cwd=workspace)
+
+    assert result.returncode == 2
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1
+    assert "checklist.md:" in lines[0] and "CHK-01" in lines[0]
+    assert (out / "scores.json").read_text() == "previous"
+    assert sorted(p.name for p in out.iterdir()) == ["scores.json"]
+
+
+def test_run_with_missing_report_names_the_path(workspace: Path):
+    (workspace / "runs/demo/ssh-miner/intrusion-report.md").unlink()
+    result = run_cli("run", "--range", "ssh-miner", "--run", "demo", cwd=workspace)
+    assert result.returncode == 2
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1 and "intrusion-report.md" in lines[0]
+
+
+def test_run_with_unknown_range_lists_the_available_ones(workspace: Path):
+    result = run_cli("run", "--range", "nope", "--run", "demo", cwd=workspace)
+    assert result.returncode == 2
+    assert "ssh-miner" in result.stderr
+    assert len(error_lines(result.stderr)) == 1
+
+
+def test_run_claude_without_api_key_fails_before_executing(workspace: Path):
+    result = run_cli(
+        "run", "--range", "ssh-miner", "--run", "demo", "--judge", "claude", "--no-cache", cwd=workspace
+    )
+    assert result.returncode != 0
+    assert "ANTHROPIC_API_KEY" in result.stderr
+    assert len(error_lines(result.stderr)) == 1
+    assert not (workspace / "runs/demo/ssh-miner/evaluations").exists()
+
+
+@pytest.mark.e2e
+def test_failing_notebook_cell_gives_one_line_error_and_keeps_failed_notebook(workspace: Path):
+    notebook = nbformat.read(REPO / "notebooks/evaluate.ipynb", as_version=4)
+    notebook.cells.insert(3, nbformat.v4.new_code_cell("raise RuntimeError('boom in cell')"))
+    broken = workspace / "broken.ipynb"
+    nbformat.write(notebook, broken)
+    out = workspace / "out"
+
+    result = run_cli(
+        "run", "--range", "ssh-miner", "--run", "demo", "--out", str(out),
+        "--notebook", str(broken), "--quiet", cwd=workspace,
+    )
+
+    assert result.returncode == 1
+    lines = error_lines(result.stderr)
+    assert lines[-1].startswith("error:") and "RuntimeError: boom in cell" in lines[-1]
+    assert (out / "evaluation.failed.ipynb").exists()
+    assert not (out / "evaluation.ipynb").exists()
+    assert not (out / "scores.json").exists()
+
+
+# --------------------------------------------------------------------------- validate, ranges
+
+
+def test_validate_accepts_the_sample_ranges(workspace: Path):
+    result = run_cli("validate", "ranges", cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    for name in SAMPLE_RANGES:
+        assert f"{name}/checklist.md: ok" in result.stdout
+
+
+def test_validate_prints_every_error_with_file_and_line(tmp_path: Path):
+    bad = tmp_path / "bad-range"
+    bad.mkdir()
+    (bad / "checklist.md").write_text(
+        "---\nrange: bad-range\ntitle: Bad\nreport: vuln-report\n---\n\n## Checkpoints\n\n"
+        "### CHK-01 First\n- Scope: sideways\n- Detection: d\n- Plan: p\n\n"
+        "### CHK-01 Again\n- Detection: d\n- Plan: p\n"
+    )
+    result = run_cli("validate", str(bad), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = error_lines(result.stderr)
+    assert any(line.startswith(f"{bad / 'checklist.md'}:10:") and "scope" in line for line in lines)
+    assert any(line.startswith(f"{bad / 'checklist.md'}:14:") and "CHK-01" in line for line in lines)
+
+
+def test_ranges_lists_each_sample_range(workspace: Path):
+    result = run_cli("ranges", cwd=workspace)
+    assert result.returncode == 0
+    for name in SAMPLE_RANGES:
+        assert name in result.stdout
+    listed = json.loads(run_cli("ranges", "--json", cwd=workspace).stdout)
+    ssh = next(row for row in listed if row["range"] == "ssh-miner")
+    assert ssh["checkpoints"] == 23 and ssh["detection_only"] == 6
+
+
+def test_unknown_judge_is_rejected_by_the_parser(workspace: Path):
+    result = run_cli("run", "--range", "ssh-miner", "--run", "demo", "--judge", "oracle", cwd=workspace)
+    assert result.returncode == 2
+    assert "oracle" in result.stderr

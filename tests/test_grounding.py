@@ -1,0 +1,161 @@
+"""Grounding: quotes must be verbatim, forgiving only whitespace and Markdown markers."""
+
+from __future__ import annotations
+
+from evalkit.grounding import Sources, ground_subscore, ground_verdict, normalize
+from evalkit.model import PenaltyFlag, SubScoreVerdict, Verdict
+
+REPORT = """# Intrusion report
+
+## Miner process
+
+The process **`kworkerd`** (PID 4242) runs from
+`/var/tmp/.cache/kworkerd` and connects to pool.example.net:3333.
+
+```
+Apr 11 03:12:45 web-01 sshd[2211]: Accepted password for deploy from 203.0.113.45 port 51234 ssh2
+```
+
+Entry was an SSH _brute force_ against the `deploy` account; see auth_log_parser output.
+"""
+
+PLAN = """# Remediation plan
+
+1. Kill the miner: `kill -9 4242`, then verify with `ps aux | grep kworkerd`.
+2. Back up /etc/ssh/sshd_config before editing it.
+"""
+
+SOURCES = Sources(REPORT, PLAN)
+
+
+def check(quote: str, allowed=("report",)):
+    return SOURCES.check(quote, allowed)
+
+
+def test_exact_quote_is_found_with_its_line():
+    result = check("connects to pool.example.net:3333.")
+    assert result.found and result.source == "report" and result.line == 6
+
+
+def test_quote_across_a_line_break_is_found():
+    result = check("(PID 4242) runs from /var/tmp/.cache/kworkerd and connects")
+    assert result.found and result.line == 5
+
+
+def test_markdown_emphasis_and_backticks_are_ignored():
+    assert check("The process kworkerd (PID 4242)").found
+    assert check("an SSH brute force against the deploy account").found
+
+
+def test_snake_case_underscores_are_not_treated_as_emphasis():
+    assert check("see auth_log_parser output").found
+    assert not check("see authlogparser output").found
+
+
+def test_extra_whitespace_in_quote_is_tolerated():
+    assert check("Accepted   password for\n deploy from 203.0.113.45").found
+
+
+def test_paraphrase_is_rejected():
+    assert not check("The process kworkerd runs from /var/tmp/.cache").found
+
+
+def test_changed_word_is_rejected():
+    assert not check("connects to pool.example.org:3333").found
+
+
+def test_case_matters():
+    assert not check("THE PROCESS KWORKERD").found
+
+
+def test_empty_or_tiny_quote_is_rejected():
+    assert not check("").found
+    assert not check("  ").found
+    assert not check("to").found
+
+
+def test_ellipsis_joins_passages_in_order():
+    assert check("The process kworkerd ... connects to pool.example.net:3333").found
+    assert check("The process kworkerd … connects to pool.example.net:3333").found
+    # Out of order is not the same passage.
+    assert not check("connects to pool.example.net:3333 ... The process kworkerd").found
+
+
+def test_quote_is_looked_up_only_in_allowed_documents():
+    quote = "Back up /etc/ssh/sshd_config before editing it."
+    assert not check(quote, ("report",)).found
+    assert check(quote, ("plan", "report")).source == "plan"
+
+
+def test_typographic_quotes_match_ascii():
+    sources = Sources("Run 'ps aux' now", "")
+    assert sources.check("Run \u2018ps aux\u2019 now", ("report",)).found
+
+
+def test_normalize_collapses_whitespace_and_markers():
+    assert normalize("  a **b**\n\n `c`  ") == "a b c"
+
+
+def test_point_without_quote_is_withheld_with_reason():
+    grounded = ground_subscore("evidence", SubScoreVerdict(1, (), "cites a path"), SOURCES, ("report",))
+    assert grounded.value == 0 and grounded.withheld
+    assert "no quote" in grounded.rationale
+
+
+def test_point_with_invented_quote_is_withheld_with_reason():
+    grounded = ground_subscore(
+        "evidence", SubScoreVerdict(1, ("/etc/ld.so.preload was modified",), "x"), SOURCES, ("report",)
+    )
+    assert grounded.value == 0
+    assert "not found verbatim" in grounded.rationale
+
+
+def test_point_stands_when_one_of_its_quotes_is_verbatim():
+    grounded = ground_subscore(
+        "evidence",
+        SubScoreVerdict(1, ("made up line", "connects to pool.example.net:3333"), "x"),
+        SOURCES,
+        ("report",),
+    )
+    assert grounded.value == 1 and not grounded.withheld
+    assert "1 of 2 quotes not found" in grounded.rationale
+
+
+def test_zero_claim_stays_zero_without_notes():
+    grounded = ground_subscore("evidence", SubScoreVerdict(0, (), "nothing"), SOURCES, ("report",))
+    assert grounded.value == 0 and not grounded.withheld and grounded.rationale == "nothing"
+
+
+def test_detection_quotes_must_come_from_the_report():
+    verdict = Verdict(
+        chk_id="CHK-01",
+        detection={
+            "discovery": SubScoreVerdict(1, ("verify with ps aux | grep kworkerd",), "in plan only"),
+            "evidence": SubScoreVerdict(0),
+            "attribution": SubScoreVerdict(0),
+        },
+        plan={
+            "correctness": SubScoreVerdict(1, ("Kill the miner: kill -9 4242",), "ok"),
+            "completeness": SubScoreVerdict(0),
+        },
+    )
+    grounded = ground_verdict(verdict, SOURCES)
+    assert grounded.detection[0].value == 0
+    assert grounded.plan[0].value == 1 and grounded.plan[0].quotes[0].source == "plan"
+
+
+def test_penalty_quotes_are_checked():
+    verdict = Verdict(
+        chk_id="CHK-01",
+        penalties=(
+            PenaltyFlag("dangerous_advice", "kills without check", "kill -9 4242"),
+            PenaltyFlag("fabrication", "invented CVE", "CVE-2024-0001"),
+        ),
+    )
+    grounded = ground_verdict(verdict, SOURCES)
+    assert [p.applies for p in grounded.penalties] == [True, False]
+
+
+def test_error_verdict_passes_through():
+    grounded = ground_verdict(Verdict.failed("CHK-01", "refusal"), SOURCES)
+    assert grounded.status == "error" and grounded.error == "refusal"
