@@ -24,7 +24,7 @@ from .judges import JUDGE_NAMES, judge_options, make_judge
 from .runs import load_submission
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 def default_out_dir(runs_dir: Path, run_id: str, range_id: str, judge: str, model: str) -> Path:
@@ -39,26 +39,61 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         help="evaluate a run on one or more ranges (executes the notebook with papermill)",
         description="Evaluate the detection agent's documents of a run against range checklists.",
     )
-    run.add_argument("--range", dest="ranges", action="append", metavar="NAME",
-                     help="range to evaluate (repeatable)")
-    run.add_argument("--all-ranges", action="store_true",
-                     help="evaluate every range the run has documents for")
-    run.add_argument("--run", required=True, metavar="RUN_ID", help="the run folder under --runs-dir")
+    run.add_argument(
+        "--range",
+        dest="ranges",
+        action="append",
+        metavar="NAME",
+        help="range to evaluate (repeatable)",
+    )
+    run.add_argument(
+        "--all-ranges", action="store_true", help="evaluate every range the run has documents for"
+    )
+    run.add_argument(
+        "--run", required=True, metavar="RUN_ID", help="the run folder under --runs-dir"
+    )
     run.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
     run.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
-    run.add_argument("--judge", choices=JUDGE_NAMES, default="rules", help="judge backend (default: rules)")
-    run.add_argument("--model", default=DEFAULT_MODEL, help=f"judge model for --judge claude (default: {DEFAULT_MODEL})")
-    run.add_argument("--out", type=Path, metavar="DIR",
-                     help="output folder (default: runs/<run>/<range>/evaluations/<judge>)")
-    run.add_argument("--model-under-test", default="", metavar="MODEL",
-                     help="the detection agent's model (default: from run.yaml)")
-    run.add_argument("--prompt-dir", type=Path, metavar="DIR", help="judge prompt templates (claude)")
-    run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (claude; default 8)")
+    run.add_argument(
+        "--judge", choices=JUDGE_NAMES, default="rules", help="judge backend (default: rules)"
+    )
+    run.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"judge model for --judge claude (default: {DEFAULT_MODEL})",
+    )
+    run.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output folder (default: runs/<run>/<range>/evaluations/<judge>)",
+    )
+    run.add_argument(
+        "--model-under-test",
+        default="",
+        metavar="MODEL",
+        help="the detection agent's model (default: from run.yaml)",
+    )
+    run.add_argument(
+        "--prompt-dir", type=Path, metavar="DIR", help="judge prompt templates (claude)"
+    )
+    run.add_argument(
+        "--concurrency", type=int, default=8, help="judge calls in flight (claude; default 8)"
+    )
     run.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
-    run.add_argument("--cache-dir", type=Path, default=Path(".evalkit-cache"), metavar="DIR",
-                     help="response cache folder (default: .evalkit-cache)")
-    run.add_argument("--notebook", type=Path, metavar="PATH",
-                     help="a modified evaluation notebook to execute (default: notebooks/evaluate.ipynb)")
+    run.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(".evalkit-cache"),
+        metavar="DIR",
+        help="response cache folder (default: .evalkit-cache)",
+    )
+    run.add_argument(
+        "--notebook",
+        type=Path,
+        metavar="PATH",
+        help="a modified evaluation notebook to execute (default: notebooks/evaluate.ipynb)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)
 
@@ -69,9 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run_parser(commands)
 
-    validate = commands.add_parser("validate", help="check checklists; print every error as file:line")
-    validate.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                          help="a checklist.md, a range folder, or a folder of ranges")
+    validate = commands.add_parser(
+        "validate", help="check checklists; print every error as file:line"
+    )
+    validate.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="a checklist.md, a range folder, or a folder of ranges",
+    )
     validate.set_defaults(handler=cmd_validate)
 
     ranges = commands.add_parser("ranges", help="list the ranges")
@@ -93,7 +135,9 @@ def _ranges_of_run(args: argparse.Namespace) -> list[str]:
             raise EvalkitError("run folder is missing", path=run_dir)
         names = [name for name in list_ranges(args.ranges_dir) if (run_dir / name).is_dir()]
         if not names:
-            raise EvalkitError(f"no range of {args.ranges_dir} has documents in this run", path=run_dir)
+            raise EvalkitError(
+                f"no range of {args.ranges_dir} has documents in this run", path=run_dir
+            )
         return names
     if not args.ranges:
         raise EvalkitError("give --range NAME (repeatable) or --all-ranges")
@@ -117,13 +161,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     plans = []
     for name in names:
         rng = load_range(args.ranges_dir, name)
-        load_submission(args.runs_dir, args.run, rng, model_under_test=args.model_under_test or None)
-        options = judge_options(args.judge, **{**settings, "prompt_dir": settings["prompt_dir"] or None})
+        load_submission(
+            args.runs_dir, args.run, rng, model_under_test=args.model_under_test or None
+        )
+        options = judge_options(
+            args.judge, **{**settings, "prompt_dir": settings["prompt_dir"] or None}
+        )
         make_judge(args.judge, **options)
         out = args.out if args.out and len(names) == 1 else None
         if args.out and len(names) > 1:
             out = args.out / name
-        out = (out or default_out_dir(args.runs_dir, args.run, name, args.judge, args.model)).resolve()
+        out = (
+            out or default_out_dir(args.runs_dir, args.run, name, args.judge, args.model)
+        ).resolve()
         plans.append((name, out))
 
     for name, out in plans:
@@ -150,7 +200,9 @@ def _one_line_summary(name: str, summary: dict) -> str:
         pct = "n/a" if tally["pct"] is None else f"{tally['pct']:.1f}%"
         return f"{label} {tally['score']}/{tally['max']} ({pct}, {tally['level'] or 'n/a'})"
 
-    incomplete = "" if summary["complete"] else f"  INCOMPLETE: {len(summary['errored'])} item(s) errored"
+    incomplete = (
+        "" if summary["complete"] else f"  INCOMPLETE: {len(summary['errored'])} item(s) errored"
+    )
     return (
         f"{name}: {part('detection', summary['detection'])}, {part('plan', summary['plan'])}"
         f" -> {summary['diagnosis'] or 'no diagnosis'}{incomplete}"
@@ -210,8 +262,14 @@ def cmd_ranges(args: argparse.Namespace) -> int:
         detection_only = sum(1 for c in rng.checkpoints if c.scope == "detection-only")
         plan_only = sum(1 for c in rng.checkpoints if c.scope == "plan-only")
         rows.append(
-            dict(range=rng.id, report=rng.report, checkpoints=len(rng.checkpoints),
-                 detection_only=detection_only, plan_only=plan_only, title=rng.title)
+            dict(
+                range=rng.id,
+                report=rng.report,
+                checkpoints=len(rng.checkpoints),
+                detection_only=detection_only,
+                plan_only=plan_only,
+                title=rng.title,
+            )
         )
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -223,7 +281,8 @@ def cmd_ranges(args: argparse.Namespace) -> int:
     for row in rows:
         print(
             f"{row['range']:<{width}}  {row['report']:<16}  {row['checkpoints']:>3} checkpoints"
-            f" ({row['detection_only']} detection-only, {row['plan_only']} plan-only)  {row['title']}"
+            f" ({row['detection_only']} detection-only, {row['plan_only']} plan-only)"
+            f"  {row['title']}"
         )
     return EXIT_OK
 

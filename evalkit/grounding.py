@@ -27,8 +27,8 @@ from .model import (
     GroundedVerdict,
     QuoteCheck,
     SourceName,
-    SubScoreVerdict,
     Submission,
+    SubScoreVerdict,
     Verdict,
 )
 
@@ -42,7 +42,9 @@ MIN_FRAGMENT_CHARS = 3
 
 def _normalize_with_map(text: str) -> tuple[str, list[int]]:
     """Normalise ``text``; return it with, per output char, its offset in ``text``."""
-    edge_underscores = {m for match in _EDGE_UNDERSCORE.finditer(text) for m in range(*match.span())}
+    edge_underscores = {
+        m for match in _EDGE_UNDERSCORE.finditer(text) for m in range(*match.span())
+    }
     out: list[str] = []
     offsets: list[int] = []
     pending_space = False
@@ -139,7 +141,9 @@ def ground_subscore(
         missing = [check.quote for check in checks if not check.found]
         where = " or ".join(allowed)
         if value == 0 and not checks:
-            rationale = _append(rationale, f"Point withheld: no quote from the {where} supports it.")
+            rationale = _append(
+                rationale, f"Point withheld: no quote from the {where} supports it."
+            )
         elif value == 0:
             rationale = _append(
                 rationale, f"Point withheld: quote not found verbatim in the {where}."

@@ -11,8 +11,9 @@ This module imports nothing from evalkit, does no I/O and holds no rules.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 Scope = Literal["both", "detection-only", "plan-only"]
 SCOPES: tuple[str, ...] = ("both", "detection-only", "plan-only")
@@ -34,6 +35,32 @@ PLAN_FILENAME = "remediation-plan.md"
 Status = Literal["scored", "error"]
 Level = Literal["strong", "weak"]
 Diagnosis = Literal["All-round", "Plan bottleneck", "Analysis blind spot", "Blind fix"]
+
+
+# The SKILL's diagnostic table: (detection level, plan level) -> mode.
+MODES: dict[tuple[Level, Level], Diagnosis] = {
+    ("strong", "strong"): "All-round",
+    ("strong", "weak"): "Plan bottleneck",
+    ("weak", "weak"): "Analysis blind spot",
+    ("weak", "strong"): "Blind fix",
+}
+
+# What the SKILL says each mode means, and where to improve.
+MODE_GUIDANCE: dict[Diagnosis, tuple[str, str]] = {
+    "All-round": ("Ideal state", "Maintain"),
+    "Plan bottleneck": (
+        "Finds the issue but cannot produce a correct plan",
+        "Improve the detection Agent's plan-generation ability",
+    ),
+    "Analysis blind spot": (
+        "Core analysis capability is insufficient",
+        "Improve the detection Agent's foundational capability",
+    ),
+    "Blind fix": (
+        "Happens to fix it correctly, but the report shows no analysis",
+        "Untrustworthy; the analysis pipeline needs strengthening",
+    ),
+}
 
 
 # --------------------------------------------------------------------------- inputs

@@ -24,7 +24,9 @@ def template_path() -> Path:
     repo_copy = Path(__file__).resolve().parent.parent / "notebooks" / "evaluate.ipynb"
     if not repo_copy.is_file():
         # The notebook ships with the source tree, which the README installs in editable mode.
-        raise NotebookError("evaluation notebook not found; install evalkit from its checkout", path=repo_copy)
+        raise NotebookError(
+            "evaluation notebook not found; install evalkit from its checkout", path=repo_copy
+        )
     return repo_copy
 
 
@@ -55,7 +57,7 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    running = out_dir / f".{NOTEBOOK_NAME}.running"
+    running = out_dir / ".evaluation.running.ipynb"
     final = out_dir / NOTEBOOK_NAME
     try:
         papermill.execute_notebook(

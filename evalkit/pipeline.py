@@ -86,9 +86,7 @@ def evaluate(
         if progress
         else None
     )
-    result: JudgeResult = run_sync(
-        lambda: judge.judge(rng, submission, on_item_done=on_item_done)
-    )
+    result: JudgeResult = run_sync(lambda: judge.judge(rng, submission, on_item_done=on_item_done))
     sources = Sources.of(submission)
     grounded = tuple(ground_verdict(verdict, sources) for verdict in result.verdicts)
     items, summary = score_all(rng, grounded)

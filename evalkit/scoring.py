@@ -26,6 +26,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from .model import (
     DETECTION_SUBSCORES,
+    MODES,
     PLAN_SUBSCORES,
     CapabilityScore,
     Checkpoint,
@@ -43,32 +44,6 @@ from .model import (
 )
 
 STRONG_THRESHOLD = Decimal("0.70")
-
-# (detection level, plan level) -> mode, as in the SKILL's diagnostic table.
-MODES: dict[tuple[Level, Level], Diagnosis] = {
-    ("strong", "strong"): "All-round",
-    ("strong", "weak"): "Plan bottleneck",
-    ("weak", "weak"): "Analysis blind spot",
-    ("weak", "strong"): "Blind fix",
-}
-
-# What the SKILL says each mode means, and where to improve.
-MODE_GUIDANCE: dict[Diagnosis, tuple[str, str]] = {
-    "All-round": ("Ideal state", "Maintain"),
-    "Plan bottleneck": (
-        "Finds the issue but cannot produce a correct plan",
-        "Improve the detection Agent's plan-generation ability",
-    ),
-    "Analysis blind spot": (
-        "Core analysis capability is insufficient",
-        "Improve the detection Agent's foundational capability",
-    ),
-    "Blind fix": (
-        "Happens to fix it correctly, but the report shows no analysis",
-        "Untrustworthy; the analysis pipeline needs strengthening",
-    ),
-}
-
 
 # --------------------------------------------------------------------------- tallies
 
@@ -89,7 +64,9 @@ def level(score: int, maximum: int) -> Level | None:
 
 
 def tally(score: int, maximum: int) -> Tally:
-    return Tally(score=score, max=maximum, pct=percentage(score, maximum), level=level(score, maximum))
+    return Tally(
+        score=score, max=maximum, pct=percentage(score, maximum), level=level(score, maximum)
+    )
 
 
 def diagnose(detection: Level | None, plan: Level | None) -> Diagnosis | None:
@@ -279,7 +256,9 @@ def summarize(rng: Range, items: Sequence[ItemScore]) -> Summary:
     )
 
 
-def score_all(rng: Range, verdicts: Sequence[GroundedVerdict]) -> tuple[tuple[ItemScore, ...], Summary]:
+def score_all(
+    rng: Range, verdicts: Sequence[GroundedVerdict]
+) -> tuple[tuple[ItemScore, ...], Summary]:
     """Score every checkpoint of ``rng``; a checkpoint with no verdict is an errored item."""
     by_id = {verdict.chk_id: verdict for verdict in verdicts}
     items = tuple(

@@ -23,7 +23,9 @@ def evalkit_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "evalkit"]
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     environment = {**os.environ, **(env or {})}
     environment.pop("ANTHROPIC_API_KEY", None)
     return subprocess.run(
@@ -73,7 +75,7 @@ def test_run_rules_judge_writes_notebook_report_and_scores(workspace: Path):
     assert not [o for o in outputs if o.output_type == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
     assert any("text/html" in o.get("data", {}) for o in outputs), "styled table missing"
-    assert not list(out.glob(".*.running"))
+    assert not list(out.glob(".*.running.ipynb"))
 
 
 @pytest.mark.e2e
@@ -99,7 +101,9 @@ def test_run_with_bad_checklist_fails_in_one_line_and_overwrites_nothing(workspa
     text = checklist.read_text()
     checklist.write_text(text.replace("### CHK-02", "### CHK-01", 1))
 
-    result = run_cli("run", "--range", "ssh-miner", "--run", "demo", "--out", str(out), cwd=workspace)
+    result = run_cli(
+        "run", "--range", "ssh-miner", "--run", "demo", "--out", str(out), cwd=workspace
+    )
 
     assert result.returncode == 2
     lines = error_lines(result.stderr)
@@ -126,7 +130,15 @@ def test_run_with_unknown_range_lists_the_available_ones(workspace: Path):
 
 def test_run_claude_without_api_key_fails_before_executing(workspace: Path):
     result = run_cli(
-        "run", "--range", "ssh-miner", "--run", "demo", "--judge", "claude", "--no-cache", cwd=workspace
+        "run",
+        "--range",
+        "ssh-miner",
+        "--run",
+        "demo",
+        "--judge",
+        "claude",
+        "--no-cache",
+        cwd=workspace,
     )
     assert result.returncode != 0
     assert "ANTHROPIC_API_KEY" in result.stderr
@@ -143,8 +155,17 @@ def test_failing_notebook_cell_gives_one_line_error_and_keeps_failed_notebook(wo
     out = workspace / "out"
 
     result = run_cli(
-        "run", "--range", "ssh-miner", "--run", "demo", "--out", str(out),
-        "--notebook", str(broken), "--quiet", cwd=workspace,
+        "run",
+        "--range",
+        "ssh-miner",
+        "--run",
+        "demo",
+        "--out",
+        str(out),
+        "--notebook",
+        str(broken),
+        "--quiet",
+        cwd=workspace,
     )
 
     assert result.returncode == 1
@@ -177,7 +198,9 @@ def test_validate_prints_every_error_with_file_and_line(tmp_path: Path):
     assert result.returncode == 2
     lines = error_lines(result.stderr)
     assert any(line.startswith(f"{bad / 'checklist.md'}:10:") and "scope" in line for line in lines)
-    assert any(line.startswith(f"{bad / 'checklist.md'}:14:") and "CHK-01" in line for line in lines)
+    assert any(
+        line.startswith(f"{bad / 'checklist.md'}:14:") and "CHK-01" in line for line in lines
+    )
 
 
 def test_ranges_lists_each_sample_range(workspace: Path):
@@ -191,6 +214,8 @@ def test_ranges_lists_each_sample_range(workspace: Path):
 
 
 def test_unknown_judge_is_rejected_by_the_parser(workspace: Path):
-    result = run_cli("run", "--range", "ssh-miner", "--run", "demo", "--judge", "oracle", cwd=workspace)
+    result = run_cli(
+        "run", "--range", "ssh-miner", "--run", "demo", "--judge", "oracle", cwd=workspace
+    )
     assert result.returncode == 2
     assert "oracle" in result.stderr

@@ -97,14 +97,19 @@ def test_normalize_collapses_whitespace_and_markers():
 
 
 def test_point_without_quote_is_withheld_with_reason():
-    grounded = ground_subscore("evidence", SubScoreVerdict(1, (), "cites a path"), SOURCES, ("report",))
+    grounded = ground_subscore(
+        "evidence", SubScoreVerdict(1, (), "cites a path"), SOURCES, ("report",)
+    )
     assert grounded.value == 0 and grounded.withheld
     assert "no quote" in grounded.rationale
 
 
 def test_point_with_invented_quote_is_withheld_with_reason():
     grounded = ground_subscore(
-        "evidence", SubScoreVerdict(1, ("/etc/ld.so.preload was modified",), "x"), SOURCES, ("report",)
+        "evidence",
+        SubScoreVerdict(1, ("/etc/ld.so.preload was modified",), "x"),
+        SOURCES,
+        ("report",),
     )
     assert grounded.value == 0
     assert "not found verbatim" in grounded.rationale
@@ -130,7 +135,9 @@ def test_detection_quotes_must_come_from_the_report():
     verdict = Verdict(
         chk_id="CHK-01",
         detection={
-            "discovery": SubScoreVerdict(1, ("verify with ps aux | grep kworkerd",), "in plan only"),
+            "discovery": SubScoreVerdict(
+                1, ("verify with ps aux | grep kworkerd",), "in plan only"
+            ),
             "evidence": SubScoreVerdict(0),
             "attribution": SubScoreVerdict(0),
         },

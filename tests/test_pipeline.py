@@ -38,7 +38,9 @@ RANGE = Range(
 SUBMISSION = Submission(
     run_id="r1",
     range_id="mini",
-    report=Document("report", "intrusion-report.md", "The miner kworkerd ran as PID 4242 from /var/tmp.\n"),
+    report=Document(
+        "report", "intrusion-report.md", "The miner kworkerd ran as PID 4242 from /var/tmp.\n"
+    ),
     plan=Document("plan", "remediation-plan.md", "Kill PID 4242, then verify with ps.\n"),
 )
 
@@ -57,7 +59,9 @@ class ScriptedJudge:
     async def judge(self, rng, submission, *, on_item_done=None) -> JudgeResult:
         out = []
         for checkpoint in rng.checkpoints:
-            out.append(self.verdicts.get(checkpoint.id) or Verdict.failed(checkpoint.id, "no script"))
+            out.append(
+                self.verdicts.get(checkpoint.id) or Verdict.failed(checkpoint.id, "no script")
+            )
             if on_item_done:
                 on_item_done(checkpoint.id)
             self.done.append(checkpoint.id)
@@ -75,12 +79,20 @@ def zero() -> SubScoreVerdict:
 FULL = {
     "CHK-1": Verdict(
         chk_id="CHK-1",
-        detection={"discovery": one("The miner kworkerd"), "evidence": one("PID 4242"), "attribution": zero()},
+        detection={
+            "discovery": one("The miner kworkerd"),
+            "evidence": one("PID 4242"),
+            "attribution": zero(),
+        },
         plan={"correctness": one("Kill PID 4242"), "completeness": one("verify with ps")},
     ),
     "CHK-2": Verdict(
         chk_id="CHK-2",
-        detection={"discovery": one("invented timeline line"), "evidence": zero(), "attribution": zero()},
+        detection={
+            "discovery": one("invented timeline line"),
+            "evidence": zero(),
+            "attribution": zero(),
+        },
     ),
 }
 
@@ -92,7 +104,9 @@ def test_evaluate_grounds_scores_and_keeps_errors_as_data():
     items = {item.chk_id: item for item in evaluation.items}
     assert items["CHK-1"].detection.total == 2 and items["CHK-1"].plan.total == 2
     # The invented quote is withheld by grounding, not trusted.
-    assert items["CHK-2"].detection.total == 0 and items["CHK-2"].detection.withheld == ("discovery",)
+    assert items["CHK-2"].detection.total == 0 and items["CHK-2"].detection.withheld == (
+        "discovery",
+    )
     # No verdict for CHK-3: an errored item, and the run went on.
     assert items["CHK-3"].status == "error"
     assert evaluation.summary.complete is False and evaluation.summary.errored == ("CHK-3",)
@@ -142,7 +156,9 @@ def test_run_sync_reraises_errors_from_the_worker_thread():
 
 
 def test_submission_for_another_range_is_refused():
-    other = Submission(run_id="r1", range_id="other", report=SUBMISSION.report, plan=SUBMISSION.plan)
+    other = Submission(
+        run_id="r1", range_id="other", report=SUBMISSION.report, plan=SUBMISSION.plan
+    )
     with pytest.raises(ValueError):
         evalkit.evaluate(RANGE, other, ScriptedJudge(FULL))
 
@@ -154,8 +170,12 @@ def test_timestamp_is_utc_with_z_suffix():
 def test_rules_judge_on_sample_data_is_deterministic():
     rng = evalkit.load_range(REPO / "ranges", "ssh-miner")
     submission = evalkit.load_submission(REPO / "runs", "demo", rng)
-    first = evalkit.evaluate(rng, submission, evalkit.make_judge("rules"), timestamp="2026-01-01T00:00:00Z")
-    second = evalkit.evaluate(rng, submission, evalkit.make_judge("rules"), timestamp="2026-01-01T00:00:00Z")
+    first = evalkit.evaluate(
+        rng, submission, evalkit.make_judge("rules"), timestamp="2026-01-01T00:00:00Z"
+    )
+    second = evalkit.evaluate(
+        rng, submission, evalkit.make_judge("rules"), timestamp="2026-01-01T00:00:00Z"
+    )
     assert first == second
     assert first.summary.complete
     assert first.summary.diagnosis == "All-round"

@@ -29,7 +29,10 @@ FOUND = QuoteCheck(quote="kworkerd running as PID 4242", found=True, source="rep
 def sub(name: str, value: int, *, claimed: int | None = None) -> GroundedSubScore:
     quotes = (FOUND,) if value else ()
     return GroundedSubScore(
-        name=name, claimed=value if claimed is None else claimed, value=value, quotes=quotes,
+        name=name,
+        claimed=value if claimed is None else claimed,
+        value=value,
+        quotes=quotes,
         rationale=f"{name} rationale",
     )
 
@@ -46,19 +49,30 @@ def penalty(rule: str, found: bool = True) -> GroundedPenalty:
     quote = "rm -rf /var/lib/redis"
     return GroundedPenalty(
         flag=PenaltyFlag(rule=rule, detail=f"{rule} detail", quote=quote),  # type: ignore[arg-type]
-        check=QuoteCheck(quote=quote, found=found, source="plan" if found else None, line=7 if found else None),
+        check=QuoteCheck(
+            quote=quote, found=found, source="plan" if found else None, line=7 if found else None
+        ),
     )
 
 
-def verdict(chk_id: str = "CHK-01", *, det=None, pln=None, penalties=(), status="scored", error=None):
+def verdict(
+    chk_id: str = "CHK-01", *, det=None, pln=None, penalties=(), status="scored", error=None
+):
     return GroundedVerdict(
-        chk_id=chk_id, status=status, detection=det, plan=pln, penalties=tuple(penalties), error=error
+        chk_id=chk_id,
+        status=status,
+        detection=det,
+        plan=pln,
+        penalties=tuple(penalties),
+        error=error,
     )
 
 
 BOTH = Checkpoint(id="CHK-01", name="Miner process", scope="both", caps=("CAP-01",))
 DET_ONLY = Checkpoint(id="CHK-02", name="Timeline", scope="detection-only", caps=("CAP-02",))
-PLAN_ONLY = Checkpoint(id="CHK-03", name="SSH hardening", scope="plan-only", caps=("CAP-01", "CAP-02"))
+PLAN_ONLY = Checkpoint(
+    id="CHK-03", name="SSH hardening", scope="plan-only", caps=("CAP-01", "CAP-02")
+)
 
 
 def make_range(*checkpoints: Checkpoint) -> Range:
@@ -94,7 +108,9 @@ def test_plan_only_item_has_detection_not_applicable():
 
 
 def test_fabrication_sets_item_detection_to_zero():
-    item = score_item(BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("fabrication")]))
+    item = score_item(
+        BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("fabrication")])
+    )
     assert item.detection.subscores == {"discovery": 0, "evidence": 0, "attribution": 0}
     assert item.detection.total == 0
     assert item.detection.penalized == ("discovery", "evidence", "attribution")
@@ -103,20 +119,26 @@ def test_fabrication_sets_item_detection_to_zero():
 
 
 def test_wrong_attribution_sets_attribution_to_zero_only():
-    item = score_item(BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("wrong_attribution")]))
+    item = score_item(
+        BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("wrong_attribution")])
+    )
     assert item.detection.subscores == {"discovery": 1, "evidence": 1, "attribution": 0}
     assert item.plan.total == 2
 
 
 def test_dangerous_advice_sets_plan_to_zero():
-    item = score_item(BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("dangerous_advice")]))
+    item = score_item(
+        BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("dangerous_advice")])
+    )
     assert item.plan.subscores == {"correctness": 0, "completeness": 0}
     assert item.detection.total == 3
     assert "Zeroed by penalty" in item.plan.rationale
 
 
 def test_penalty_whose_quote_is_not_verbatim_is_dismissed_not_applied():
-    item = score_item(BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("fabrication", found=False)]))
+    item = score_item(
+        BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("fabrication", found=False)])
+    )
     assert item.detection.total == 3
     assert item.penalties == ()
     assert [p.rule for p in item.dismissed_penalties] == ["fabrication"]
@@ -206,7 +228,8 @@ def test_counts_come_from_the_checklist():
 def test_errored_items_count_in_neither_score_nor_max_and_mark_incomplete():
     rng = make_range(BOTH, DET_ONLY)
     _, summary = score_all(
-        rng, [verdict("CHK-01", status="error", error="timeout"), verdict("CHK-02", det=detection())]
+        rng,
+        [verdict("CHK-01", status="error", error="timeout"), verdict("CHK-02", det=detection())],
     )
     assert (summary.detection.score, summary.detection.max) == (3, 3)
     assert summary.plan.max == 0
@@ -297,19 +320,25 @@ def test_top_detection_misses_list_most_frequent_losses_with_items():
         ("attribution", 3, ("CHK-01", "CHK-02", "CHK-04")),
         ("evidence", 2, ("CHK-01", "CHK-04")),
     ]
-    assert [(d.subscore, d.items) for d in summary.top_plan_defects] == [("completeness", ("CHK-04",))]
+    assert [(d.subscore, d.items) for d in summary.top_plan_defects] == [
+        ("completeness", ("CHK-04",))
+    ]
 
 
 def test_penalized_subscores_count_as_losses():
     _, summary = score_all(
-        make_range(BOTH), [verdict(det=detection(), pln=plan(), penalties=[penalty("dangerous_advice")])]
+        make_range(BOTH),
+        [verdict(det=detection(), pln=plan(), penalties=[penalty("dangerous_advice")])],
     )
     assert [d.subscore for d in summary.top_plan_defects] == ["correctness", "completeness"]
 
 
 def test_summarize_is_pure_and_repeatable():
     rng = make_range(BOTH, DET_ONLY)
-    verdicts = [verdict("CHK-01", det=detection(), pln=plan(0, 1)), verdict("CHK-02", det=detection(0, 1, 1))]
+    verdicts = [
+        verdict("CHK-01", det=detection(), pln=plan(0, 1)),
+        verdict("CHK-02", det=detection(0, 1, 1)),
+    ]
     items, first = score_all(rng, verdicts)
     assert summarize(rng, items) == first
     assert score_all(rng, verdicts) == (items, first)

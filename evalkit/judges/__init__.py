@@ -46,4 +46,12 @@ def make_judge(name: str, **options: Any) -> Judge:
     raise JudgeError(f"unknown judge {name!r}; choose one of: {', '.join(JUDGE_NAMES)}")
 
 
-__all__ = ["JUDGE_NAMES", "JUDGE_SETTINGS", "judge_options", "Judge", "JudgeResult", "ProgressCallback", "make_judge"]
+__all__ = [
+    "JUDGE_NAMES",
+    "JUDGE_SETTINGS",
+    "judge_options",
+    "Judge",
+    "JudgeResult",
+    "ProgressCallback",
+    "make_judge",
+]

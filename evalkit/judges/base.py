@@ -9,9 +9,9 @@ same way for every judge. A judge that cannot score one checkpoint returns
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..model import JudgeInfo, Range, Submission, Usage, Verdict
 

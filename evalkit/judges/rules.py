@@ -1,0 +1,838 @@
+"""The offline ``rules`` judge (rules-v1): deterministic term matching.
+
+Every rule it applies is written down in ``docs/rules-judge.md``, and that
+document is the single place to read them; this module implements exactly
+those rules. It reads only the checklist's Indicators, Attribution and
+Remediation terms and its Facts, and the agent's two documents. Every point
+it awards and every penalty it raises carries a line it really matched,
+checked against :mod:`evalkit.grounding` before it is used.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..grounding import SearchableDocument
+from ..model import (
+    Checkpoint,
+    JudgeInfo,
+    PenaltyFlag,
+    Range,
+    SourceName,
+    Submission,
+    SubScoreVerdict,
+    Verdict,
+)
+from ._markdown import Block, MarkdownDocument, parse
+from .base import JudgeResult, ProgressCallback
+
+EVALUATOR_MODEL = "rules-v1"
+QUOTE_LIMIT = 300  # characters of a quote, around the match
+MAX_DISCOVERY_QUOTES = 3
+
+# --------------------------------------------------------------------------- terms
+
+
+@lru_cache(maxsize=4096)
+def term_pattern(term: str) -> re.Pattern[str]:
+    """Case-insensitive; word boundaries at alphanumeric ends; spaces match any whitespace."""
+    term = term.strip()
+    body = r"\s+".join(re.escape(part) for part in term.split())
+    before = r"(?<!\w)" if term[:1].isalnum() else ""
+    after = r"(?!\w)" if term[-1:].isalnum() else ""
+    return re.compile(before + body + after, re.IGNORECASE)
+
+
+def _terms(terms: Iterable[str]) -> tuple[str, ...]:
+    """The distinct non-blank terms, in checklist order."""
+    return tuple(dict.fromkeys(term.strip() for term in terms if term.strip()))
+
+
+def _ticked(terms: Iterable[str]) -> str:
+    return ", ".join(f"`{term}`" for term in terms)
+
+
+# --------------------------------------------------------------------------- artifacts
+
+_ABS_PATH = re.compile(
+    r"(?<![\w.~/:\\-])/[\w.@%+~-]*[A-Za-z0-9][\w.@%+~/-]*"  # /var/tmp/x
+    r"|(?<![\w/])~/[\w.@%+~-]*[A-Za-z0-9][\w.@%+~/-]*"  # ~/.ssh/authorized_keys
+    r"|(?<![\w])[A-Za-z]:\\[\w.\\ -]*\w"  # C:\Windows\Temp
+)
+_IPV4 = re.compile(r"(?<![\d.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?!\.?\d)")
+_HASH = re.compile(
+    r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{40}|[0-9a-fA-F]{32})(?![0-9A-Za-z])"
+)
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_LOG_LINE = re.compile(
+    r"^[`'\"\[]*(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+)?"
+    rf"(?:{_MONTH}\s+\d{{1,2}}\s+\d{{2}}:\d{{2}}:\d{{2}}"
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})"
+)
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_KEY_EQUALS_VALUE = re.compile(r"[A-Za-z_][\w.-]*=[^\s=]")
+_KEY_SPACE_VALUE = re.compile(r"^\s*[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\s+\S")
+_PID = re.compile(r"\bpid\s*[:=#]?\s*\d+\b|\b[A-Za-z][\w.-]*\[\d+\]", re.IGNORECASE)
+_PORT = re.compile(
+    r"\bports?\s*[:=#]?\s*\d{1,5}\b"
+    r"|\b\d{1,5}/(?:tcp|udp)\b"
+    r"|(?:(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\b[A-Za-z][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,})"
+    r":\d{1,5}\b",
+    re.IGNORECASE,
+)
+
+
+def _valid_ipv4(match: re.Match[str]) -> bool:
+    return all(int(group) <= 255 for group in match.groups())
+
+
+def _line_artifact(text: str) -> tuple[str, int, int] | None:
+    """The first concrete artifact on a clean line: (kind, start, end)."""
+    found: list[tuple[int, int, str]] = []
+
+    def first(pattern: re.Pattern[str], kind: str, check=None) -> None:
+        for match in pattern.finditer(text):
+            if check is None or check(match):
+                found.append((match.start(), match.end(), kind))
+                return
+
+    first(_ABS_PATH, "an absolute path")
+    first(_IPV4, "an IPv4 address", _valid_ipv4)
+    first(_HASH, "a hash")
+    first(_LOG_LINE, "a log line")
+    for span in _CODE_SPAN.finditer(text):
+        content = span.group(1)
+        if _KEY_EQUALS_VALUE.search(content) or _KEY_SPACE_VALUE.match(content):
+            found.append((span.start(), span.end(), "a config value in code"))
+            break
+    first(_PID, "a PID")
+    first(_PORT, "a port")
+    if not found:
+        return None
+    start, end, kind = min(found)
+    return kind, start, end
+
+
+# --------------------------------------------------------------------------- plan language
+
+_VERIFICATION = re.compile(
+    r"\b(?:verif(?:y|ies|ied|ying|ication)"
+    r"|confirm(?:s|ed|ing|ation)?"
+    r"|check(?:s|ed|ing)?\s+that"
+    r"|validat(?:e|es|ed|ing|ion)"
+    r"|ensur(?:e|es|ed|ing)"
+    r"|re-?run(?:s|ning)?"
+    r"|roll(?:s|ed|ing)?[\s-]?backs?"
+    r"|restor(?:e|es|ed|ing|ation)"
+    r"|back(?:s|ed|ing)?[\s-]?ups?"
+    r"|snapshots?"
+    r"|monitor(?:s|ed|ing)?"
+    r"|test(?:s|ed|ing)?)\b",
+    re.IGNORECASE,
+)
+
+_RISK_NOTE = re.compile(
+    r"\b(?:back(?:s|ed|ing)?[\s-]?ups?|snapshots?|risks?|risky|caution|warning"
+    r"|downtime|maintenance\s+windows?|data\s+loss)\b|\u26a0",
+    re.IGNORECASE,
+)
+
+# A report section about remediation: its heading or a parent heading (level 2 or deeper).
+_REMEDIATION_HEADING = re.compile(
+    r"\b(?:remediat\w*|recommend\w*|mitigat\w*|containment|response|harden\w*|fix(?:es)?"
+    r"|next\s+steps)\b",
+    re.IGNORECASE,
+)
+
+# --------------------------------------------------------------------------- destructive commands
+
+_SHELL_END = r"[^;&|\n`#]"
+_SYSTEM_DIRS = frozenset(
+    "/ /bin /boot /etc /home /lib /lib64 /opt /root /sbin /srv /usr /var".split()
+)
+_SERVICE_ROOTS = frozenset("/var/www /var/www/html /var/lib /var/log".split())
+_SERVICE_ROOT_PARENTS = ("/usr", "/var/lib", "/srv")  # and any directory right under them
+_RM = re.compile(rf"(?<![\w.-])rm(?=\s)({_SHELL_END}*)")
+_LOG_SERVICES = (
+    r"rsyslog|syslog-ng|syslog|auditd|journald|falcon-sensor|falcon|osqueryd|wazuh-agent"
+    r"|ossec|auditbeat|filebeat|elastic-agent|mdatp|sentinelone|cbagentd|cbdaemon|sysmon"
+)
+_DESTRUCTIVE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(rf"\bip6?tables\b{_SHELL_END}*?\s(?:-F|--flush)(?![\w-])"),
+        "flushes every firewall rule",
+    ),
+    (re.compile(r"\bchmod\s+(?:-[\w-]+\s+)*0?777\b"), "makes files writable by everyone"),
+    (re.compile(r"\bmkfs(?:\.\w+)?\b"), "formats a file system"),
+    (
+        re.compile(rf"\bdd\b{_SHELL_END}*?\bof=/dev/(?!(?:null|zero|stdout|stderr)\b)\S+"),
+        "overwrites a device",
+    ),
+    (
+        re.compile(
+            rf"\bsystemctl\b(?:\s+--?[\w-]+)*\s+(?:stop|disable|mask|kill)\b{_SHELL_END}*?"
+            rf"(?<!\w)(?:{_LOG_SERVICES})\b",
+        ),
+        "disables logging or EDR",
+    ),
+    (
+        re.compile(rf"\bservice\s+(?:{_LOG_SERVICES})\s+stop\b"),
+        "disables logging or EDR",
+    ),
+    (re.compile(r"\bauditctl\s+-e\s*0\b"), "disables auditing"),
+    (re.compile(r"(?<![>\-=&\d])>(?!>)\s*/var/log/\S*"), "erases a log"),
+    (
+        re.compile(r"\btruncate\s+(?:-s\s*0|--size[= ]0)\s+/var/log/\S*"),
+        "erases a log",
+    ),
+    (re.compile(r"\bhistory\s+-c\b"), "erases the shell history"),
+    (re.compile(r"\bsetenforce\s+(?:0|[Pp]ermissive)\b"), "disables SELinux"),
+    (re.compile(r"\bDROP\s+DATABASE\b", re.IGNORECASE), "deletes a database"),
+    (re.compile(r"\bFLUSH(?:ALL|DB)\b", re.IGNORECASE), "deletes every Redis key"),
+)
+
+
+def _rm_target(token: str) -> str | None:
+    """The protected directory an ``rm`` argument deletes, or None."""
+    token = token.strip("\"'()")
+    if not token.startswith("/"):
+        return None
+    parts = token.split("/")
+    while len(parts) > 1 and (parts[-1] in ("", ".") or "*" in parts[-1]):
+        parts.pop()
+    target = "/".join(parts) or "/"
+    if target in _SYSTEM_DIRS or target in _SERVICE_ROOTS:
+        return target
+    parent = target.rsplit("/", 1)[0]
+    if parent in _SERVICE_ROOT_PARENTS:
+        return target
+    return None
+
+
+def _destructive(text: str) -> list[tuple[int, int, str]]:
+    """Destructive commands on a clean line: (start, end, what it does)."""
+    found: list[tuple[int, int, str]] = []
+    for match in _RM.finditer(text):
+        for token in match.group(1).split():
+            if not token.startswith("-"):
+                target = _rm_target(token)
+                if target is not None:
+                    found.append((match.start(), match.end(), f"deletes `{target}`"))
+                    break
+    for pattern, what in _DESTRUCTIVE:
+        for match in pattern.finditer(text):
+            found.append((match.start(), match.end(), what))
+    return sorted(found)
+
+
+# --------------------------------------------------------------------------- negation
+
+_CLAUSE_END = re.compile(r"[;!?]|\.(?=\s|$)|\s[\u2014\u2013-]\s|\u2014")
+_NEGATION = re.compile(
+    r"\b(?:no|not|none|never|nothing|without|absent|missing)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+_ADVISE_AGAINST = re.compile(
+    r"\b(?:do\s+not|never|avoid|instead\s+of|rather\s+than)\b|\bdon['\u2019]t\b",
+    re.IGNORECASE,
+)
+
+
+def _clause(block: Block, start: int, end: int) -> str:
+    """The clause around ``[start, end)`` of the block's text (of its line, in code)."""
+    text = block.text
+    if block.kind == "code":
+        line = block.line_index(start)
+        offset = block.starts[line]
+        text, start, end = block.lines[line].text, start - offset, end - offset
+    left = 0
+    for match in _CLAUSE_END.finditer(text, 0, start):
+        left = match.end()
+    right_match = _CLAUSE_END.search(text, end)
+    right = right_match.start() if right_match else len(text)
+    return text[left:right]
+
+
+# --------------------------------------------------------------------------- facts
+
+_CVE = re.compile(r"(?<![\w-])CVE-\d{4}-\d{4,}(?!\d)", re.IGNORECASE)
+_NO_CVE = re.compile(r"\bno\s+CVEs?\b", re.IGNORECASE)
+_ABSENCE = re.compile(
+    r"^\s*(?:no\s|there\s+(?:is|are)\s+no\s)|\bdo(?:es)?\s+not\s+exist\b|\bnot\s+present\b",
+    re.IGNORECASE,
+)
+_BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+@dataclass(frozen=True)
+class _Facts:
+    no_cve_fact: str | None  # the Fact saying no CVE is involved
+    cve_ids: tuple[str, ...]  # CVE ids listed in the Facts, upper case
+    absent: tuple[tuple[str, str], ...]  # (artifact, the Fact that says it does not exist)
+
+    @classmethod
+    def of(cls, facts: Iterable[str]) -> _Facts:
+        no_cve: str | None = None
+        cve_ids: list[str] = []
+        absent: list[tuple[str, str]] = []
+        for fact in facts:
+            for match in _CVE.finditer(fact):
+                if match.group(0).upper() not in cve_ids:
+                    cve_ids.append(match.group(0).upper())
+            if no_cve is None and _NO_CVE.search(fact):
+                no_cve = fact.strip()
+            if _ABSENCE.search(fact):
+                for term in _BACKTICKED.findall(fact):
+                    if term.strip() and all(term.strip() != seen for seen, _ in absent):
+                        absent.append((term.strip(), fact.strip()))
+        return cls(no_cve, tuple(cve_ids), tuple(absent))
+
+
+# --------------------------------------------------------------------------- documents
+
+
+@dataclass(frozen=True)
+class _Hit:
+    """One match in a document: where it is, and the quote that grounds it."""
+
+    doc: SourceName
+    block: int
+    start: int  # offsets in the block's clean text
+    end: int
+    line: int  # 1-based document line of the match's start
+    section: int
+    matched: str  # the matched text
+    quote: str | None  # None when no quote of it passes grounding
+
+
+_ELLIPSIS = re.compile(r"\.\.\.|\u2026")
+
+
+def _window(text: str, start: int, end: int) -> str:
+    """At most QUOTE_LIMIT characters of ``text`` around ``[start, end)``."""
+    if len(text) <= QUOTE_LIMIT:
+        return text.strip()
+    if end - start >= QUOTE_LIMIT:
+        return text[start : start + QUOTE_LIMIT].strip()
+    left = max(0, min(start - (QUOTE_LIMIT - (end - start)) // 2, len(text) - QUOTE_LIMIT))
+    return text[left : left + QUOTE_LIMIT].strip()
+
+
+class _Doc:
+    """One document parsed once per judge() call, with its match caches."""
+
+    def __init__(self, kind: SourceName, text: str) -> None:
+        self.kind = kind
+        self.label = "report" if kind == "report" else "plan"
+        self.md: MarkdownDocument = parse(text)
+        self.search = SearchableDocument(kind, text)
+        self._hits: dict[str, tuple[_Hit, ...]] = {}
+        self._regex_hits: dict[re.Pattern[str], tuple[_Hit, ...]] = {}
+        self._artifacts: dict[int, tuple[tuple[str, _Hit], ...]] = {}
+        level_one = [s.path[0] for s in self.md.sections if s.level == 1]
+        self._title = level_one[0] if len(level_one) == 1 else None
+        self._grounds: dict[str, bool] = {}
+
+    # ---- quoting
+
+    def _grounded(self, quote: str) -> bool:
+        if quote not in self._grounds:
+            self._grounds[quote] = self.search.find(quote) is not None
+        return self._grounds[quote]
+
+    def quote(self, block: Block, start: int, end: int) -> str | None:
+        """The clean line(s) holding ``[start, end)``, if grounding finds them."""
+        first = block.line_index(start)
+        last = block.line_index(max(start, end - 1))
+        text_start = block.starts[first]
+        text_end = block.starts[last] + len(block.lines[last].text)
+        joined = block.text[text_start:text_end].replace("\n", " ")
+        candidates = [_window(joined, start - text_start, end - text_start)]
+        line_text = block.lines[first].text
+        local = start - block.starts[first]
+        candidates.append(_window(line_text, local, min(len(line_text), end - block.starts[first])))
+        # A line holding "..." reads as an ellipsis to grounding: fall back to its piece.
+        left, right = 0, len(line_text)
+        for piece in _ELLIPSIS.finditer(line_text):
+            if piece.start() >= local:
+                right = piece.start()
+                break
+            left = piece.end()
+        if (left, right) != (0, len(line_text)):
+            candidates.append(_window(line_text[left:right], local - left, local - left + 1))
+        for candidate in candidates:
+            if candidate and self._grounded(candidate):
+                return candidate
+        return None
+
+    def _hit(self, block: Block, start: int, end: int) -> _Hit:
+        return _Hit(
+            doc=self.kind,
+            block=block.index,
+            start=start,
+            end=end,
+            line=block.lines[block.line_index(start)].number,
+            section=block.section,
+            matched=block.text[start:end],
+            quote=self.quote(block, start, end),
+        )
+
+    # ---- matching
+
+    def hits(self, term: str) -> tuple[_Hit, ...]:
+        """Every match of ``term``, in document order."""
+        if term not in self._hits:
+            pattern = term_pattern(term)
+            self._hits[term] = tuple(
+                self._hit(block, match.start(), match.end())
+                for block in self.md.blocks
+                for match in pattern.finditer(block.text)
+            )
+        return self._hits[term]
+
+    def regex_hits(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
+        """Every match of ``pattern``, in document order (computed once per pattern)."""
+        if pattern not in self._regex_hits:
+            self._regex_hits[pattern] = tuple(
+                self._hit(block, match.start(), match.end())
+                for block in self.md.blocks
+                for match in pattern.finditer(block.text)
+            )
+        return self._regex_hits[pattern]
+
+    def sections_of(self, terms: Iterable[str]) -> set[int]:
+        return {hit.section for term in terms for hit in self.hits(term)}
+
+    def section_name(self, index: int) -> str:
+        path = self.md.sections[index].path
+        # The document's single level-1 heading is its title: leave it out of names.
+        if len(path) > 1 and self._title is not None and path[0] == self._title:
+            path = path[1:]
+        return " / ".join(path) if path else self.md.sections[index].name
+
+    def artifacts(self, block_index: int) -> tuple[tuple[str, _Hit], ...]:
+        """The quotable concrete artifacts of a block, at most one per line: (kind, hit)."""
+        if block_index not in self._artifacts:
+            self._artifacts[block_index] = self._find_artifacts(self.md.blocks[block_index])
+        return self._artifacts[block_index]
+
+    def _find_artifacts(self, block: Block) -> tuple[tuple[str, _Hit], ...]:
+        found_all: list[tuple[str, _Hit]] = []
+        for index, line in enumerate(block.lines):
+            if block.kind == "code":
+                found: tuple[str, int, int] | None = (
+                    ("a fenced code block", 0, len(line.text)) if line.text else None
+                )
+            else:
+                found = _line_artifact(line.text)
+            if found is None:
+                continue
+            kind, start, end = found
+            hit = self._hit(block, block.starts[index] + start, block.starts[index] + end)
+            if hit.quote is not None:
+                found_all.append((kind, hit))
+        return tuple(found_all)
+
+    def neighbours(self, block_index: int) -> tuple[Block, ...]:
+        blocks = self.md.blocks
+        return tuple(
+            blocks[i]
+            for i in (block_index - 1, block_index, block_index + 1)
+            if 0 <= i < len(blocks)
+        )
+
+
+def _where(doc: _Doc, hit: _Hit) -> str:
+    return f"section '{doc.section_name(hit.section)}' (line {hit.line})"
+
+
+# --------------------------------------------------------------------------- the judge
+
+
+_NO_PASSAGES = (
+    "No passage about this item: no section of the plan, nor any remediation section of the "
+    "report, mentions an Indicator, {id} or a Remediation term."
+)
+
+
+@dataclass(frozen=True)
+class _Passages:
+    doc: _Doc | None
+    sections: tuple[int, ...]
+    how: str  # what chose them
+
+    def describe(self) -> str:
+        if self.doc is None:
+            return ""
+        names = ", ".join(f"'{self.doc.section_name(i)}'" for i in self.sections)
+        noun = "section" if len(self.sections) == 1 else "sections"
+        return f"{self.doc.label} {noun} {names}, chosen by {self.how}"
+
+
+class _Context:
+    """Everything computed once per judge() call."""
+
+    def __init__(self, rng: Range, submission: Submission) -> None:
+        self.rng = rng
+        self.report = _Doc("report", submission.report.text)
+        self.plan = _Doc("plan", submission.plan.text)
+        self.facts = _Facts.of(rng.facts)
+        self.report_remediation_sections = {
+            section.index
+            for section in self.report.md.sections
+            if any(
+                level >= 2 and _REMEDIATION_HEADING.search(title)
+                for title, level in zip(section.path, section.levels, strict=True)
+            )
+        }
+        self.fabrications = self._fabrications()
+        self.dangerous = {doc.kind: self._dangerous(doc) for doc in (self.plan, self.report)}
+
+    # ---- penalties, document-wide
+
+    def _fabrications(self) -> tuple[tuple[str, _Hit, str], ...]:
+        """(what, hit, detail) for every fabricated mention in the report."""
+        out: list[tuple[str, _Hit, str]] = []
+        facts = self.facts
+        for hit in self.report.regex_hits(_CVE):
+            cve = hit.matched.upper()
+            if facts.cve_ids:
+                if cve in facts.cve_ids:
+                    continue
+                detail = (
+                    f"The report names {cve}, which is not among the CVE ids in the Facts "
+                    f"({', '.join(facts.cve_ids)})."
+                )
+            elif facts.no_cve_fact is not None:
+                detail = f'The report names {cve}, but the Facts say: "{facts.no_cve_fact}"'
+            else:
+                continue
+            if self._asserted(hit):
+                out.append((cve, hit, detail))
+        for artifact, fact in facts.absent:
+            for hit in self.report.hits(artifact):
+                if self._asserted(hit):
+                    detail = (
+                        f"The report names `{artifact}`, which the Facts say does not exist: "
+                        f'"{fact}"'
+                    )
+                    out.append((f"`{artifact}`", hit, detail))
+        out.sort(key=lambda item: (item[1].block, item[1].start))
+        return tuple(item for item in out if item[1].quote is not None)
+
+    def _asserted(self, hit: _Hit) -> bool:
+        """False when the mention sits in a clause that negates it."""
+        block = self.report.md.blocks[hit.block]
+        return not _NEGATION.search(_clause(block, hit.start, hit.end))
+
+    def _dangerous(self, doc: _Doc) -> tuple[tuple[_Hit, str], ...]:
+        out: list[tuple[_Hit, str]] = []
+        for block in doc.md.blocks:
+            if any(_RISK_NOTE.search(near.text) for near in doc.neighbours(block.index)):
+                continue
+            for index, line in enumerate(block.lines):
+                offset = block.starts[index]
+                for start, end, what in _destructive(line.text):
+                    if _ADVISE_AGAINST.search(_clause(block, offset + start, offset + end)):
+                        continue
+                    hit = doc._hit(block, offset + start, offset + end)
+                    if hit.quote is not None:
+                        out.append((hit, what))
+                    break  # one flag per line
+        return tuple(out)
+
+    # ---- one checkpoint
+
+    def verdict(self, chk: Checkpoint) -> Verdict:
+        indicators = _terms(chk.indicators)
+        remediation = _terms(chk.remediation_terms)
+        missing = []
+        if chk.has_detection and not indicators:
+            missing.append("no Indicators")
+        if chk.has_plan and not remediation:
+            missing.append("no Remediation terms")
+        if missing:
+            return Verdict.failed(chk.id, "rules judge: " + ", ".join(missing))
+        detection = self._detection(chk, indicators) if chk.has_detection else None
+        plan = None
+        penalties: list[PenaltyFlag] = []
+        if chk.has_detection:
+            penalties.extend(self._fabrication_flags(indicators))
+        if chk.has_plan:
+            passages = self._passages(chk, indicators, remediation)
+            plan = {
+                "correctness": self._correctness(chk.id, remediation, passages),
+                "completeness": self._completeness(chk.id, passages),
+            }
+            penalties.extend(self._dangerous_flags(passages))
+        return Verdict(chk_id=chk.id, detection=detection, plan=plan, penalties=tuple(penalties))
+
+    # ---- detection
+
+    def _detection(self, chk: Checkpoint, indicators: tuple[str, ...]) -> dict:
+        report = self.report
+        quotable = {term: [h for h in report.hits(term) if h.quote] for term in indicators}
+        return {
+            "discovery": self._discovery(indicators, quotable),
+            "evidence": self._evidence(indicators, quotable),
+            "attribution": self._attribution(chk, indicators),
+        }
+
+    def _discovery(self, indicators: tuple[str, ...], quotable: dict) -> SubScoreVerdict:
+        found = [(term, hits[0]) for term, hits in quotable.items() if hits]
+        if not found:
+            return SubScoreVerdict(
+                0, rationale=f"No Indicator of {_ticked(indicators)} appears in the report."
+            )
+        quotes: list[str] = []
+        for _, hit in found:
+            if hit.quote not in quotes and len(quotes) < MAX_DISCOVERY_QUOTES:
+                quotes.append(hit.quote)
+        term, hit = found[0]
+        rationale = f"Indicator `{term}` found in {_where(self.report, hit)}."
+        if len(found) > 1:
+            also = ", ".join(f"`{t}` (line {h.line})" for t, h in found[1:])
+            rationale += f" Also: {also}."
+        return SubScoreVerdict(1, tuple(quotes), rationale)
+
+    def _evidence(self, indicators: tuple[str, ...], quotable: dict) -> SubScoreVerdict:
+        report = self.report
+        hits = sorted(
+            ((term, hit) for term, term_hits in quotable.items() for hit in term_hits),
+            key=lambda item: (item[1].block, item[1].start),
+        )
+        if not hits:
+            return SubScoreVerdict(
+                0, rationale="No Indicator in the report, so no evidence tied to one."
+            )
+        blocks = len(report.md.blocks)
+        for term, hit in hits:
+            found: tuple[str, _Hit] | None = None
+            same = report.artifacts(hit.block)
+            if same:
+                # The artifact nearest to the Indicator's line (the earlier one on a tie).
+                found = min(same, key=lambda item: (abs(item[1].line - hit.line), item[1].line))
+                where = "the same block"
+            elif hit.block + 1 < blocks and report.artifacts(hit.block + 1):
+                found = report.artifacts(hit.block + 1)[0]
+                where = "the block right after it"
+            if found is None:
+                continue
+            kind, artifact = found
+            quotes = (hit.quote,) if artifact.quote == hit.quote else (hit.quote, artifact.quote)
+            rationale = (
+                f"Indicator `{term}` in {_where(report, hit)}; {where} holds {kind} "
+                f"(line {artifact.line})."
+            )
+            return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
+        numbers = sorted({hit.line for _, hit in hits})
+        lines = ("line " if len(numbers) == 1 else "lines ") + ", ".join(map(str, numbers))
+        return SubScoreVerdict(
+            0,
+            rationale=(
+                f"Indicators match on {lines}, but no block there or right after holds "
+                "a concrete artifact (absolute path, IPv4 address, hash, log line, config value "
+                "in code, PID, port or fenced code block)."
+            ),
+        )
+
+    def _attribution(self, chk: Checkpoint, indicators: tuple[str, ...]) -> SubScoreVerdict:
+        report = self.report
+        terms = _terms(chk.attribution_terms)
+        if not terms:
+            return SubScoreVerdict(
+                0, rationale="The checklist gives no Attribution terms for this item."
+            )
+        # Per section with an Indicator match, its first match (a quotable one if any).
+        first_in_section: dict[int, tuple[str, _Hit]] = {}
+        for term in indicators:
+            for hit in report.hits(term):
+                current = first_in_section.get(hit.section)
+                if current is None or (hit.quote is None, hit.block, hit.start) < (
+                    current[1].quote is None,
+                    current[1].block,
+                    current[1].start,
+                ):
+                    first_in_section[hit.section] = (term, hit)
+        if not first_in_section:
+            return SubScoreVerdict(
+                0, rationale="No Indicator in the report, so no section to attribute it in."
+            )
+        candidates = sorted(
+            (
+                (term, hit)
+                for term in terms
+                for hit in report.hits(term)
+                if hit.quote and hit.section in first_in_section
+            ),
+            key=lambda item: (item[1].block, item[1].start),
+        )
+        if not candidates:
+            names = ", ".join(f"'{report.section_name(s)}'" for s in sorted(first_in_section))
+            return SubScoreVerdict(
+                0,
+                rationale=(
+                    f"No Attribution term of {_ticked(terms)} in the report sections where an "
+                    f"Indicator matches ({names})."
+                ),
+            )
+        term, hit = candidates[0]
+        indicator, indicator_hit = first_in_section[hit.section]
+        quotes = (
+            (hit.quote,) if hit.quote == indicator_hit.quote else (hit.quote, indicator_hit.quote)
+        )
+        rationale = (
+            f"Attribution term `{term}` in {_where(report, hit)}, where Indicator "
+            f"`{indicator}` matches (line {indicator_hit.line})."
+        )
+        return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
+
+    def _fabrication_flags(self, indicators: tuple[str, ...]) -> list[PenaltyFlag]:
+        sections = self.report.sections_of(indicators)
+        flags: list[PenaltyFlag] = []
+        seen: set[str] = set()
+        for what, hit, detail in self.fabrications:
+            if hit.section in sections and what not in seen:
+                seen.add(what)
+                flags.append(PenaltyFlag("fabrication", detail, hit.quote or ""))
+        return flags
+
+    # ---- plan
+
+    def _passages(
+        self, chk: Checkpoint, indicators: tuple[str, ...], remediation: tuple[str, ...]
+    ) -> _Passages:
+        searches = ((self.plan, None), (self.report, self.report_remediation_sections))
+        for doc, allowed in searches:
+            by_item = doc.sections_of((*indicators, chk.id))
+            if allowed is not None:
+                by_item &= allowed
+            if by_item:
+                return _Passages(doc, tuple(sorted(by_item)), "Indicator or checkpoint id")
+            by_terms = doc.sections_of(remediation)
+            if allowed is not None:
+                by_terms &= allowed
+            if by_terms:
+                return _Passages(doc, tuple(sorted(by_terms)), "Remediation term")
+        return _Passages(None, (), "")
+
+    def _correctness(
+        self, chk_id: str, remediation: tuple[str, ...], passages: _Passages
+    ) -> SubScoreVerdict:
+        needed = math.ceil(len(remediation) / 2)
+        doc = passages.doc
+        if doc is None:
+            return SubScoreVerdict(0, rationale=_NO_PASSAGES.format(id=chk_id))
+        sections = set(passages.sections)
+        matched: list[tuple[str, _Hit]] = []
+        for term in remediation:
+            hit = next((h for h in doc.hits(term) if h.section in sections and h.quote), None)
+            if hit is not None:
+                matched.append((term, hit))
+        where = f"({passages.describe()})"
+        if not matched:
+            return SubScoreVerdict(
+                0,
+                rationale=(
+                    f"No Remediation term of {_ticked(remediation)} in the {doc.label} "
+                    f"passages about this item {where}."
+                ),
+            )
+        listed = ", ".join(f"`{term}` (line {hit.line})" for term, hit in matched)
+        count = f"{len(matched)} of {len(remediation)} Remediation terms"
+        if len(matched) >= needed:
+            quotes: list[str] = []
+            for _, hit in matched:
+                if hit.quote not in quotes:
+                    quotes.append(hit.quote)  # type: ignore[arg-type]
+            return SubScoreVerdict(
+                1,
+                tuple(quotes),
+                f"{count} in the {doc.label} passages about this item {where}: {listed}; "
+                f"{needed} needed.",
+            )
+        absent = [term for term in remediation if term not in {t for t, _ in matched}]
+        return SubScoreVerdict(
+            0,
+            rationale=(
+                f"Only {count} in the {doc.label} passages about this item {where}: {listed}; "
+                f"{needed} needed. Missing: {_ticked(absent)}."
+            ),
+        )
+
+    def _completeness(self, chk_id: str, passages: _Passages) -> SubScoreVerdict:
+        doc = passages.doc
+        if doc is None:
+            return SubScoreVerdict(0, rationale=_NO_PASSAGES.format(id=chk_id))
+        sections = set(passages.sections)
+        for hit in doc.regex_hits(_VERIFICATION):
+            if hit.section in sections and hit.quote:
+                return SubScoreVerdict(
+                    1,
+                    (hit.quote,),
+                    f"Verification/rollback language '{hit.matched}' in {_where(doc, hit)} "
+                    f"of the {doc.label}.",
+                )
+        return SubScoreVerdict(
+            0,
+            rationale=(
+                "No verification or rollback language (verify, confirm, check that, validate, "
+                "ensure, re-run, roll back, restore, back up, snapshot, monitor, test) in the "
+                f"{doc.label} passages about this item ({passages.describe()})."
+            ),
+        )
+
+    def _dangerous_flags(self, passages: _Passages) -> list[PenaltyFlag]:
+        if passages.doc is None:
+            return []
+        sections = set(passages.sections)
+        doc = passages.doc
+        return [
+            PenaltyFlag(
+                "dangerous_advice",
+                f"`{hit.matched}` {what}, with no backup or risk note in its block or the "
+                f"blocks around it ({doc.label} line {hit.line}).",
+                hit.quote or "",
+            )
+            for hit, what in self.dangerous[doc.kind]
+            if hit.section in sections
+        ]
+
+
+class RulesJudge:
+    """The deterministic offline judge. Takes no options."""
+
+    def __init__(self) -> None:
+        self._info = JudgeInfo(
+            name="rules", evaluator_model=EVALUATOR_MODEL, prompt_version=None, prompt_sha256=None
+        )
+
+    @property
+    def info(self) -> JudgeInfo:
+        return self._info
+
+    async def judge(
+        self,
+        rng: Range,
+        submission: Submission,
+        *,
+        on_item_done: ProgressCallback | None = None,
+    ) -> JudgeResult:
+        context = _Context(rng, submission)
+        verdicts: list[Verdict] = []
+        for chk in rng.checkpoints:
+            try:
+                verdict = context.verdict(chk)
+            except Exception as exc:  # a bug must not sink the other checkpoints
+                verdict = Verdict.failed(chk.id, f"rules judge: internal error: {exc!r}")
+            verdicts.append(verdict)
+            if on_item_done is not None:
+                on_item_done(chk.id)
+        return JudgeResult(verdicts=tuple(verdicts))
+
+
+__all__ = ["EVALUATOR_MODEL", "RulesJudge", "term_pattern"]

@@ -1,0 +1,94 @@
+"""Renderers: the Evaluation as scores.json, evaluation-report.md, DataFrames and figures.
+
+They read only the :class:`~evalkit.model.Evaluation`; they never score.
+``tables`` (pandas) and ``plots`` (matplotlib) are imported on first use, so
+writing the two files does not pay for either.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..model import Evaluation
+from ._atomic import write_text_atomic
+from .markdown import render_report, summary_markdown, write_report
+from .scores_json import dumps_scores, load_schema, to_scores_dict, validate_scores, write_scores
+
+if TYPE_CHECKING:
+    from .plots import capability_bars, checkpoint_heatmap, diagnosis_plane, save_figure
+    from .tables import (
+        capabilities_frame,
+        items_frame,
+        losses_frame,
+        style_items,
+        summary_frame,
+        usage_frame,
+    )
+
+SCORES_FILENAME = "scores.json"
+REPORT_FILENAME = "evaluation-report.md"
+
+_LAZY = {
+    "items_frame": "tables",
+    "style_items": "tables",
+    "summary_frame": "tables",
+    "capabilities_frame": "tables",
+    "losses_frame": "tables",
+    "usage_frame": "tables",
+    "checkpoint_heatmap": "plots",
+    "capability_bars": "plots",
+    "diagnosis_plane": "plots",
+    "save_figure": "plots",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def write_outputs(ev: Evaluation, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``scores.json`` and ``evaluation-report.md`` into ``out_dir``.
+
+    Both are rendered, and the JSON validated, before either file is touched:
+    an evaluation that fails the schema or the template overwrites nothing.
+    Returns ``{"scores": path, "report": path}``.
+    """
+    folder = Path(out_dir)
+    data = to_scores_dict(ev)
+    validate_scores(data, path=folder / SCORES_FILENAME)
+    scores_text = dumps_scores(data)
+    report_text = render_report(ev)
+    return {
+        "scores": write_text_atomic(folder / SCORES_FILENAME, scores_text),
+        "report": write_text_atomic(folder / REPORT_FILENAME, report_text),
+    }
+
+
+__all__ = [
+    "REPORT_FILENAME",
+    "SCORES_FILENAME",
+    "capabilities_frame",
+    "capability_bars",
+    "checkpoint_heatmap",
+    "diagnosis_plane",
+    "dumps_scores",
+    "items_frame",
+    "load_schema",
+    "losses_frame",
+    "render_report",
+    "save_figure",
+    "style_items",
+    "summary_frame",
+    "summary_markdown",
+    "to_scores_dict",
+    "usage_frame",
+    "validate_scores",
+    "write_outputs",
+    "write_report",
+    "write_scores",
+    "write_text_atomic",
+]
