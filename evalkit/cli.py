@@ -20,11 +20,11 @@ from pathlib import Path
 from . import __version__
 from .checklist import list_ranges, load_range, parse_checklist
 from .errors import ChecklistError, ChecklistErrors, EvalkitError, NotebookError
-from .judges import JUDGE_NAMES, judge_options, make_judge
+from .judges import DEFAULT_CLAUDE_MODEL, JUDGE_NAMES, judge_options, make_judge
 from .runs import load_submission
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_MODEL = DEFAULT_CLAUDE_MODEL
 
 
 def default_out_dir(runs_dir: Path, run_id: str, range_id: str, judge: str, model: str) -> Path:
@@ -116,6 +116,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.set_defaults(handler=cmd_validate)
 
+    estimate = commands.add_parser(
+        "estimate",
+        help="the expected tokens and cost of judging a run with Claude, before running it",
+    )
+    estimate.add_argument("--range", dest="ranges", action="append", metavar="NAME")
+    estimate.add_argument("--all-ranges", action="store_true")
+    estimate.add_argument("--run", required=True, metavar="RUN_ID")
+    estimate.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    estimate.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    estimate.add_argument("--model", default=DEFAULT_MODEL)
+    estimate.add_argument("--prompt-dir", type=Path, metavar="DIR")
+    estimate.add_argument(
+        "--count-tokens",
+        action="store_true",
+        help="count input tokens with the API's free counting endpoint (needs ANTHROPIC_API_KEY);"
+        " default: a local estimate, no network",
+    )
+    estimate.add_argument("--json", action="store_true", help="machine-readable output")
+    estimate.set_defaults(handler=cmd_estimate)
+
     ranges = commands.add_parser("ranges", help="list the ranges")
     ranges.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
     ranges.add_argument("--json", action="store_true", help="machine-readable output")
@@ -161,13 +181,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     plans = []
     for name in names:
         rng = load_range(args.ranges_dir, name)
-        load_submission(
+        submission = load_submission(
             args.runs_dir, args.run, rng, model_under_test=args.model_under_test or None
         )
         options = judge_options(
             args.judge, **{**settings, "prompt_dir": settings["prompt_dir"] or None}
         )
-        make_judge(args.judge, **options)
+        judge = make_judge(args.judge, **options)
+        # A backend that can tell, without calling out, that it cannot run (no API key for
+        # answers the cache lacks) says so here, before any notebook starts.
+        preflight = getattr(judge, "preflight", None)
+        if preflight is not None:
+            preflight(rng, submission)
         out = args.out if args.out and len(names) == 1 else None
         if args.out and len(names) > 1:
             out = args.out / name
@@ -207,6 +232,54 @@ def _one_line_summary(name: str, summary: dict) -> str:
         f"{name}: {part('detection', summary['detection'])}, {part('plan', summary['plan'])}"
         f" -> {summary['diagnosis'] or 'no diagnosis'}{incomplete}"
     )
+
+
+# --------------------------------------------------------------------------- estimate
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from .judges.estimate import estimate
+    from .pipeline import run_sync
+
+    rows = []
+    for name in _ranges_of_run(args):
+        rng = load_range(args.ranges_dir, name)
+        submission = load_submission(args.runs_dir, args.run, rng)
+        result = run_sync(
+            lambda rng=rng, submission=submission: estimate(
+                rng,
+                submission,
+                model=args.model,
+                prompt_dir=args.prompt_dir,
+                use_count_tokens=args.count_tokens,
+            )
+        )
+        rows.append((name, result))
+    if args.json:
+        print(json.dumps({name: result.as_dict() for name, result in rows}, indent=2))
+        return EXIT_OK
+    for name, result in rows:
+        cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+        uncached = (
+            "unknown"
+            if result.cost_without_cache_usd is None
+            else f"${result.cost_without_cache_usd:.4f}"
+        )
+        print(f"{name}: {result.requests} requests to {result.model} ({result.method})")
+        print(
+            f"  input tokens: {result.total_input_tokens:,} (prefix {result.prefix_tokens:,}"
+            f" {'cached' if result.cached_prefix else 'not cacheable'};"
+            f" cache write {result.cache_creation_input_tokens:,},"
+            f" cache read {result.cache_read_input_tokens:,}, uncached {result.input_tokens:,})"
+        )
+        print(
+            f"  output tokens: {result.output_tokens:,}"
+            f" (assumed {result.output_tokens_per_item} per item)"
+        )
+        print(f"  expected cost: {cost} (without prompt caching: {uncached})")
+        if result.warning:
+            print(f"  note: {result.warning}")
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- validate, ranges

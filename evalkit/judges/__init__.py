@@ -8,6 +8,8 @@ from ..errors import JudgeError
 from .base import Judge, JudgeResult, ProgressCallback
 
 JUDGE_NAMES: tuple[str, ...] = ("rules", "claude")
+# A current, non-deprecated model: the SDK warns on every call to a deprecated one.
+DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-6"
 
 # The settings each backend takes; the notebook and CLI offer the union of them.
 JUDGE_SETTINGS: dict[str, tuple[str, ...]] = {
@@ -49,6 +51,7 @@ def make_judge(name: str, **options: Any) -> Judge:
 __all__ = [
     "JUDGE_NAMES",
     "JUDGE_SETTINGS",
+    "DEFAULT_CLAUDE_MODEL",
     "judge_options",
     "Judge",
     "JudgeResult",

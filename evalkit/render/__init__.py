@@ -8,6 +8,7 @@ writing the two files does not pay for either.
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 SCORES_FILENAME = "scores.json"
 REPORT_FILENAME = "evaluation-report.md"
+JUDGMENTS_FILENAME = "judgments.jsonl"
 
 _LAZY = {
     "items_frame": "tables",
@@ -55,20 +57,34 @@ def write_outputs(ev: Evaluation, out_dir: str | Path) -> dict[str, Path]:
 
     Both are rendered, and the JSON validated, before either file is touched:
     an evaluation that fails the schema or the template overwrites nothing.
-    Returns ``{"scores": path, "report": path}``.
+    A judge that made calls also gets ``judgments.jsonl``: one raw
+    request/response record per call, for audit and later re-derivation.
+    Returns ``{"scores": path, "report": path[, "judgments": path]}``.
     """
     folder = Path(out_dir)
     data = to_scores_dict(ev)
     validate_scores(data, path=folder / SCORES_FILENAME)
     scores_text = dumps_scores(data)
     report_text = render_report(ev)
-    return {
-        "scores": write_text_atomic(folder / SCORES_FILENAME, scores_text),
-        "report": write_text_atomic(folder / REPORT_FILENAME, report_text),
-    }
+    written: dict[str, Path] = {}
+    if ev.records:
+        written["judgments"] = write_text_atomic(folder / JUDGMENTS_FILENAME, judgments_jsonl(ev))
+    written["scores"] = write_text_atomic(folder / SCORES_FILENAME, scores_text)
+    written["report"] = write_text_atomic(folder / REPORT_FILENAME, report_text)
+    return written
+
+
+def judgments_jsonl(ev: Evaluation) -> str:
+    """The judge's call records, one compact JSON object per line."""
+    return "".join(
+        json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+        for record in ev.records
+    )
 
 
 __all__ = [
+    "JUDGMENTS_FILENAME",
+    "judgments_jsonl",
     "REPORT_FILENAME",
     "SCORES_FILENAME",
     "capabilities_frame",

@@ -1,0 +1,149 @@
+"""A content-addressed, on-disk cache of judge responses.
+
+Re-executing an evaluation notebook, or resuming one that crashed, should not
+pay for an answer twice. Each *valid* answer is stored as it arrives, under a
+key that names everything that could change it::
+
+    key = sha256(canonical JSON of {model, prompt_sha256, request, sample})
+
+where ``request`` is the rendered request body exactly as first sent for the
+item (model, system, messages, output_config, max_tokens) and ``sample`` the
+repeat index (0 unless a judge draws several samples per item). Canonical JSON
+is ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
+encoded as UTF-8.
+
+Layout: one JSON file per key, ``<cache_dir>/<key[:2]>/<key>.json``, written
+atomically (a temporary file in the same folder, fsynced, then
+``os.replace``), so a crash leaves either the whole entry or none of it. A file
+that cannot be read or parsed is treated as a miss and overwritten by the next
+answer.
+
+What is stored: the key's ingredients, the request, the raw response (the
+Messages API JSON), and the conversation that led to it when the first answer
+had to be corrected. Never a header, never a credential: the request body
+holds none, and :meth:`ResponseCache.put` refuses to write a file that
+contains the value of ``ANTHROPIC_API_KEY``.
+
+Only answers that passed validation are cached; errors, refusals and
+truncated answers are not, so a re-run asks again for exactly those.
+
+``read=False`` (``use_cache=False``, the CLI's ``--no-cache``) bypasses
+lookups but still *writes* each new answer: a ``--no-cache`` run pays for
+fresh answers, and those fresh answers replace the old ones, so the next
+cached re-run reproduces the latest evaluation. To neither read nor write,
+give the judge ``cache_dir=None``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CACHE_FORMAT = 1
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+
+
+def canonical_json(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+def cache_key(
+    *, model: str, prompt_sha256: str | None, request: Mapping[str, Any], sample: int
+) -> str:
+    """The sha256 hex digest naming one (request, sample) answer."""
+    payload = {
+        "model": model,
+        "prompt_sha256": prompt_sha256,
+        "request": request,
+        "sample": sample,
+    }
+    return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+class SecretInCacheError(RuntimeError):
+    """An entry about to be written contains the API key: it is not written."""
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    key: str
+    data: Mapping[str, Any]
+
+    @property
+    def response(self) -> Mapping[str, Any]:
+        return self.data["response"]
+
+
+class ResponseCache:
+    """The cache under ``root``; ``read=False`` ignores what is there but still writes."""
+
+    def __init__(self, root: str | Path, *, read: bool = True, write: bool = True) -> None:
+        self.root = Path(root)
+        self.read = read
+        self.write = write
+
+    def path_for(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CacheEntry | None:
+        """The stored answer for ``key``, or None (also when reads are off or the file is bad)."""
+        if not self.read:
+            return None
+        path = self.path_for(key)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if (
+            not isinstance(data, dict)
+            or data.get("key") != key
+            or data.get("format") != CACHE_FORMAT
+            or not isinstance(data.get("response"), dict)
+        ):
+            return None
+        return CacheEntry(key=key, data=data)
+
+    def put(self, key: str, entry: Mapping[str, Any]) -> Path | None:
+        """Store ``entry`` (JSON-ready) under ``key`` atomically; None when writes are off."""
+        if not self.write:
+            return None
+        data = {"format": CACHE_FORMAT, "key": key, **entry}
+        blob = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
+        secret = os.environ.get(API_KEY_ENV, "").strip()
+        if secret and secret.encode("utf-8") in blob:
+            raise SecretInCacheError(f"refusing to cache {key[:12]}: it contains the API key")
+        path = self.path_for(key)
+        _write_atomic(path, blob)
+        return path
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+__all__ = [
+    "CACHE_FORMAT",
+    "CacheEntry",
+    "ResponseCache",
+    "SecretInCacheError",
+    "cache_key",
+    "canonical_json",
+]

@@ -1,0 +1,169 @@
+"""``estimate``: the expected cost of a Claude judging run, before running it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from evalkit.errors import JudgeError
+from evalkit.judges.claude import DEFAULT_PROMPT_DIR, VERDICT_SCHEMA, PromptSet
+from evalkit.judges.estimate import (
+    COUNT_METHOD,
+    DEFAULT_OUTPUT_TOKENS_PER_ITEM,
+    LOCAL_METHOD,
+    Estimate,
+    estimate,
+)
+from tests import test_claude_judge as base
+from tests.test_claude_judge import (
+    KEY,
+    MODEL,
+    judge_for,
+    make_range,
+    make_submission,
+    run,
+)
+
+# The fake-server and API-key fixtures, shared with the judge tests.
+api_key = base.api_key
+serve = base.serve
+
+
+def tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def local(rng: Any, submission: Any, **kwargs: Any) -> Estimate:
+    return asyncio.run(
+        estimate(
+            rng, submission, model=kwargs.pop("model", MODEL), use_count_tokens=False, **kwargs
+        )
+    )
+
+
+def test_local_estimate_follows_the_documented_arithmetic() -> None:
+    rng, submission = make_range(5), make_submission()
+    prompts = PromptSet.load()
+    schema = tokens(json.dumps(VERDICT_SCHEMA, separators=(",", ":")))
+    prefix = tokens(prompts.system()) + schema + tokens(prompts.documents(rng, submission))
+    items = sum(tokens(prompts.item(rng, c)) for c in rng.checkpoints)
+
+    result = local(rng, submission)
+    assert result.method == LOCAL_METHOD and result.warning is None
+    assert (result.items, result.requests) == (5, 5)
+    assert result.prefix_tokens == prefix and result.item_tokens == items
+    assert result.cached_prefix  # the v1 system prompt alone is over 1,024 tokens
+    assert result.cache_creation_input_tokens == prefix
+    assert result.cache_read_input_tokens == 4 * prefix
+    assert result.input_tokens == items
+    assert result.output_tokens == 5 * DEFAULT_OUTPUT_TOKENS_PER_ITEM
+    expected = (items * 3 + 5 * 350 * 15 + prefix * 3.75 + 4 * prefix * 0.30) / 1e6
+    assert result.cost_usd == pytest.approx(expected, abs=1e-6)
+    uncached = ((items + 5 * prefix) * 3 + 5 * 350 * 15) / 1e6
+    assert result.cost_without_cache_usd == pytest.approx(uncached, abs=1e-6)
+    assert result.cost_usd < result.cost_without_cache_usd
+    assert result.as_dict()["total_input_tokens"] == items + 5 * prefix
+
+
+def test_output_assumption_scales_the_estimate() -> None:
+    rng, submission = make_range(2), make_submission()
+    result = local(rng, submission, output_tokens_per_item=100)
+    assert result.requests == 2 and result.output_tokens == 200
+    assert result.cache_read_input_tokens == result.prefix_tokens
+
+
+def test_a_prefix_below_the_cacheable_minimum_is_paid_in_full(tmp_path: Path) -> None:
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "system.md").write_text("Score it.\n")
+    (small / "item.md").write_text((DEFAULT_PROMPT_DIR / "item.md").read_text())
+    rng, submission = make_range(3), make_submission()
+    result = local(rng, submission, prompt_dir=small)
+    assert not result.cached_prefix
+    assert result.cache_creation_input_tokens == result.cache_read_input_tokens == 0
+    assert result.input_tokens == result.item_tokens + 3 * result.prefix_tokens
+    assert result.cost_usd == pytest.approx(result.cost_without_cache_usd)
+
+
+def test_unknown_model_has_no_cost_and_says_why() -> None:
+    result = local(make_range(1), make_submission(), model="claude-imaginary-9")
+    assert result.cost_usd is None and result.cost_without_cache_usd is None
+    assert "no price for model 'claude-imaginary-9'" in result.warning
+
+
+def test_count_tokens_estimate_matches_what_the_run_then_uses(serve, api_key, tmp_path) -> None:
+    api = serve(min_cacheable_tokens=1024)
+    rng, submission = make_range(4), make_submission()
+    counted = asyncio.run(
+        estimate(rng, submission, model=MODEL, use_count_tokens=True, base_url=api.url)
+    )
+    assert counted.method == COUNT_METHOD and counted.warning is None
+    assert len(api.count_tokens_requests) == 5  # the prefix, then each item
+    assert api.request_count == 0  # counting sends no message
+    for request in api.count_tokens_requests:
+        assert "max_tokens" not in request["body"]
+        assert request["body"]["output_config"]["format"]["schema"] == VERDICT_SCHEMA
+
+    actual = run(judge_for(api, tmp_path), rng, submission).usage
+    assert counted.input_tokens == actual.input_tokens
+    assert counted.cache_creation_input_tokens == actual.cache_creation_input_tokens
+    assert counted.cache_read_input_tokens == actual.cache_read_input_tokens
+    assert counted.requests == actual.requests
+
+
+def test_count_tokens_needs_the_key(monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(JudgeError, match="ANTHROPIC_API_KEY is not set"):
+        asyncio.run(estimate(make_range(1), make_submission(), model=MODEL, use_count_tokens=True))
+
+
+def test_count_tokens_failure_falls_back_to_the_local_estimate(api_key) -> None:
+    async def scenario() -> Estimate:
+        client = anthropic.AsyncAnthropic(
+            api_key=KEY, base_url="http://127.0.0.1:9", max_retries=0, timeout=2
+        )
+        try:
+            return await estimate(
+                make_range(2),
+                make_submission(),
+                model=MODEL,
+                use_count_tokens=True,
+                client=client,
+            )
+        finally:
+            await client.close()
+
+    result = asyncio.run(scenario())
+    assert result.method == LOCAL_METHOD
+    assert "token counting failed" in result.warning and KEY not in result.warning
+    assert result.requests == 2
+
+
+def test_count_tokens_auth_failure_is_a_judge_error(api_key) -> None:
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/messages/count_tokens")
+    response = httpx2.Response(401, request=request)
+
+    class Messages:
+        async def count_tokens(self, **params: Any) -> Any:
+            raise anthropic.AuthenticationError("invalid x-api-key", response=response, body=None)
+
+    class Client:
+        messages = Messages()
+
+    with pytest.raises(JudgeError, match="authentication failed: check ANTHROPIC_API_KEY"):
+        asyncio.run(
+            estimate(
+                make_range(1),
+                make_submission(),
+                model=MODEL,
+                use_count_tokens=True,
+                client=Client(),
+            )
+        )
