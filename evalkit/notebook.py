@@ -9,6 +9,7 @@ the failed notebook is kept as ``evaluation.failed.ipynb`` for inspection.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,11 @@ def execute(
     progress: bool = True,
     kernel_name: str | None = None,
 ) -> NotebookRun:
-    """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure."""
+    """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure.
+
+    With ``progress``, the notebook's stderr is streamed to ours as it runs, so the
+    per-checkpoint progress bar the notebook draws is live in the terminal too.
+    """
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -64,7 +69,9 @@ def execute(
             str(notebook or template_path()),
             str(running),
             parameters={**parameters, "out_dir": str(out_dir)},
-            progress_bar=progress,
+            # Papermill's own per-cell bar would garble the streamed per-item bar.
+            progress_bar=False,
+            stderr_file=sys.stderr if progress else None,
             kernel_name=kernel_name,
             cwd=str(out_dir),
         )

@@ -8,6 +8,7 @@ progress bar, and nothing else: every rule lives in ``scoring`` and
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
@@ -55,9 +56,11 @@ def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 def _progress_bar(total: int, description: str) -> Callable[[str], None] | None:
-    from tqdm.auto import tqdm
+    # The plain text bar, not tqdm.auto: it renders the same in a terminal, in a notebook and
+    # in an executed notebook kept as a record, and needs no widget state to be readable.
+    from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=description, unit="item", leave=True)
+    bar = tqdm(total=total, desc=description, unit="item", leave=True, file=sys.stderr)
     lock = threading.Lock()
 
     def advance(chk_id: str) -> None:

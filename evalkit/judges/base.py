@@ -5,6 +5,10 @@ per checkpoint. It never scores: grounding and scoring happen afterwards, the
 same way for every judge. A judge that cannot score one checkpoint returns
 ``Verdict.failed(...)`` for it instead of raising; it raises
 :class:`~evalkit.errors.JudgeError` only when it cannot run at all.
+
+A backend may also offer ``preflight(rng, submission)``: a check without side
+effects or network calls that raises JudgeError when ``judge`` could not run
+(the CLI calls it before executing any notebook).
 """
 
 from __future__ import annotations
