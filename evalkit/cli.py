@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,6 +165,15 @@ def _ranges_of_run(args: argparse.Namespace) -> list[str]:
     return list(args.ranges)
 
 
+def _check_writable_folder(folder: Path) -> None:
+    """Fail before any work when ``folder`` cannot become an output folder."""
+    if folder.exists() and not folder.is_dir():
+        raise EvalkitError("output folder is a file", path=folder)
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise EvalkitError("output folder cannot be created or written", path=folder)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .notebook import execute
 
@@ -199,6 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out = (
             out or default_out_dir(args.runs_dir, args.run, name, args.judge, args.model)
         ).resolve()
+        _check_writable_folder(out)
         plans.append((name, out))
 
     for name, out in plans:
@@ -329,35 +340,41 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_ranges(args: argparse.Namespace) -> int:
+    if not args.ranges_dir.is_dir():
+        raise EvalkitError("ranges folder is missing", path=args.ranges_dir)
     rows = []
+    invalid = 0
     for name in list_ranges(args.ranges_dir):
-        rng = load_range(args.ranges_dir, name)
-        detection_only = sum(1 for c in rng.checkpoints if c.scope == "detection-only")
-        plan_only = sum(1 for c in rng.checkpoints if c.scope == "plan-only")
+        try:
+            rng = load_range(args.ranges_dir, name)
+        except ChecklistError as exc:
+            # One broken checklist must not hide the others.
+            print(f"error: {exc}", file=sys.stderr)
+            invalid += 1
+            continue
         rows.append(
             dict(
                 range=rng.id,
                 report=rng.report,
                 checkpoints=len(rng.checkpoints),
-                detection_only=detection_only,
-                plan_only=plan_only,
+                detection_only=sum(1 for c in rng.checkpoints if c.scope == "detection-only"),
+                plan_only=sum(1 for c in rng.checkpoints if c.scope == "plan-only"),
                 title=rng.title,
             )
         )
     if args.json:
         print(json.dumps(rows, indent=2))
-        return EXIT_OK
-    if not rows:
-        print(f"no ranges under {args.ranges_dir}")
-        return EXIT_OK
-    width = max(len(row["range"]) for row in rows)
-    for row in rows:
-        print(
-            f"{row['range']:<{width}}  {row['report']:<16}  {row['checkpoints']:>3} checkpoints"
-            f" ({row['detection_only']} detection-only, {row['plan_only']} plan-only)"
-            f"  {row['title']}"
-        )
-    return EXIT_OK
+    elif not rows:
+        print(f"no valid ranges under {args.ranges_dir}")
+    else:
+        width = max(len(row["range"]) for row in rows)
+        for row in rows:
+            print(
+                f"{row['range']:<{width}}  {row['report']:<16}  {row['checkpoints']:>3} checkpoints"
+                f" ({row['detection_only']} detection-only, {row['plan_only']} plan-only)"
+                f"  {row['title']}"
+            )
+    return EXIT_BAD_INPUT if invalid else EXIT_OK
 
 
 # --------------------------------------------------------------------------- entry point

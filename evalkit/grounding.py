@@ -6,10 +6,15 @@ detection, the plan or the report for the plan dimension. The comparison
 forgives what Markdown and line wrapping change and nothing else:
 
 * runs of whitespace, including line breaks, compare equal to one space;
-* emphasis and code markers (``*``, ``**``, backticks, ``_`` at word edges)
-  are ignored on both sides;
+* emphasis and code markers (backticks; ``*``, ``**`` and ``_`` where they
+  open or close emphasis, not inside a word or a glob) are ignored on both sides;
 * a quote may join passages with an ellipsis (``...`` or ``…``); then every
-  passage must be found, in order, in the same document.
+  passage must be found, in order, in the same document, each within
+  ``MAX_ELLIPSIS_GAP`` characters of the one before (a literal "..." in the
+  document is tried first).
+
+A passage must start and end on word edges: "203.0.113.4" is not found in
+"203.0.113.45".
 
 Case, punctuation and every word must match: there is no fuzzy matching, so
 a paraphrase is never accepted. Pure functions, no I/O.
@@ -18,6 +23,7 @@ a paraphrase is never accepted. Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -35,21 +41,29 @@ from .model import (
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
 # Underscores count as emphasis only at word edges, so snake_case names survive.
 _EDGE_UNDERSCORE = re.compile(r"(?<!\w)_+|_+(?!\w)")
-_MARKERS = set("*`")
+# Asterisks are emphasis only where they open (after whitespace) or close (after a word,
+# before whitespace or punctuation), so the glob in `rm -rf /var/tmp/*` is kept.
+_EDGE_ASTERISK = re.compile(r"(?:(?<=\s)|^)\*+(?=\S)|(?<=[\w`'\")\]])\*+(?=[\s.,;:!?)]|\Z)")
+_MARKERS = set("`")
+# Typographic variants an LLM may emit for what the author typed in ASCII.
+_FOLD = {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u00a0": " "}
 # A fragment this short proves nothing ("a", "to"); it is not a quote.
 MIN_FRAGMENT_CHARS = 3
 
 
 def _normalize_with_map(text: str) -> tuple[str, list[int]]:
     """Normalise ``text``; return it with, per output char, its offset in ``text``."""
-    edge_underscores = {
-        m for match in _EDGE_UNDERSCORE.finditer(text) for m in range(*match.span())
+    edge_markers = {
+        index
+        for pattern in (_EDGE_UNDERSCORE, _EDGE_ASTERISK)
+        for match in pattern.finditer(text)
+        for index in range(*match.span())
     }
     out: list[str] = []
     offsets: list[int] = []
     pending_space = False
     for index, char in enumerate(text):
-        if char in _MARKERS or index in edge_underscores:
+        if char in _MARKERS or index in edge_markers:
             continue
         if char.isspace():
             pending_space = bool(out)
@@ -61,10 +75,6 @@ def _normalize_with_map(text: str) -> tuple[str, list[int]]:
         out.append(_FOLD.get(char, char))
         offsets.append(index)
     return "".join(out), offsets
-
-
-# Typographic variants an LLM may emit for what the author typed in ASCII.
-_FOLD = {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u00a0": " "}
 
 
 def normalize(text: str) -> str:
@@ -85,22 +95,52 @@ class SearchableDocument:
 
     def find(self, quote: str) -> int | None:
         """1-based line where ``quote`` starts, or None when it is not verbatim here."""
+        haystack, offsets = self._normalized
+        whole = normalize(quote)
+        # A document may hold a literal "..." (a log line, a shortened hash): the quote as
+        # written is tried before it is read as passages joined by an ellipsis.
+        if len(whole) >= MIN_FRAGMENT_CHARS:
+            for at in _occurrences(haystack, whole, 0, len(haystack)):
+                return self.text.count("\n", 0, offsets[at]) + 1
         fragments = [normalize(part) for part in _ELLIPSIS.split(quote)]
         fragments = [fragment for fragment in fragments if fragment]
-        if not fragments or any(len(fragment) < MIN_FRAGMENT_CHARS for fragment in fragments):
+        if len(fragments) < 2 or any(len(f) < MIN_FRAGMENT_CHARS for f in fragments):
             return None
-        haystack, offsets = self._normalized
-        start = 0
-        first_at: int | None = None
-        for fragment in fragments:
-            at = haystack.find(fragment, start)
-            if at < 0:
-                return None
-            if first_at is None:
-                first_at = at
-            start = at + len(fragment)
-        assert first_at is not None
-        return self.text.count("\n", 0, offsets[first_at]) + 1
+        for first_at in _occurrences(haystack, fragments[0], 0, len(haystack)):
+            if _chain(haystack, fragments[1:], first_at + len(fragments[0])):
+                return self.text.count("\n", 0, offsets[first_at]) + 1
+        return None
+
+
+# An ellipsis joins passages of one stretch of text, not two ends of a document.
+MAX_ELLIPSIS_GAP = 300
+
+
+def _occurrences(haystack: str, needle: str, start: int, stop: int) -> Iterator[int]:
+    """Where ``needle`` starts in ``haystack[start:stop]``, on whole-word edges only.
+
+    A quote that begins or ends inside a word ("203.0.113.4" in "203.0.113.45")
+    is not the passage the document wrote.
+    """
+    at = haystack.find(needle, start, stop)
+    while at >= 0:
+        end = at + len(needle)
+        clean_start = not (needle[0].isalnum() and at > 0 and haystack[at - 1].isalnum())
+        clean_end = not (needle[-1].isalnum() and end < len(haystack) and haystack[end].isalnum())
+        if clean_start and clean_end:
+            yield at
+        at = haystack.find(needle, at + 1, stop)
+
+
+def _chain(haystack: str, fragments: list[str], after: int) -> bool:
+    """Whether ``fragments`` follow in order from ``after``, each within the gap limit."""
+    if not fragments:
+        return True
+    stop = min(len(haystack), after + MAX_ELLIPSIS_GAP + len(fragments[0]))
+    return any(
+        _chain(haystack, fragments[1:], at + len(fragments[0]))
+        for at in _occurrences(haystack, fragments[0], after, stop)
+    )
 
 
 class Sources:

@@ -37,6 +37,9 @@ Level = Literal["strong", "weak"]
 Diagnosis = Literal["All-round", "Plan bottleneck", "Analysis blind spot", "Blind fix"]
 
 
+# A dimension is strong at score/max >= 70 %, compared on the unrounded ratio.
+STRONG_THRESHOLD_PCT = 70
+
 # The SKILL's diagnostic table: (detection level, plan level) -> mode.
 MODES: dict[tuple[Level, Level], Diagnosis] = {
     ("strong", "strong"): "All-round",
@@ -137,7 +140,8 @@ class Document:
 
     kind: SourceName
     path: str
-    text: str
+    text: str  # as judged: newlines normalised to \n, no byte-order mark
+    file_sha256: str | None = None  # of the file's bytes as stored, when read from disk
 
     @property
     def filename(self) -> str:
@@ -145,7 +149,8 @@ class Document:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        """What ``sha256sum`` gives for the file; for an in-memory document, of its text."""
+        return self.file_sha256 or hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -264,6 +269,14 @@ class Penalty:
 
 
 @dataclass(frozen=True)
+class DismissedPenalty:
+    """A penalty the judge raised that was not applied, and why."""
+
+    flag: PenaltyFlag
+    reason: str
+
+
+@dataclass(frozen=True)
 class DimensionScore:
     """Detection (max 3) or plan (max 2) of one checkpoint, after penalties."""
 
@@ -287,8 +300,9 @@ class ItemScore:
     detection: DimensionScore | None
     plan: DimensionScore | None
     penalties: tuple[Penalty, ...] = ()
-    # Penalties the judge raised whose quote is not in the documents: shown, not applied.
-    dismissed_penalties: tuple[PenaltyFlag, ...] = ()
+    # Penalties the judge raised that did not apply (quote not verbatim, or the dimension
+    # they act on is N/A for this item): shown with the reason, never counted.
+    dismissed_penalties: tuple[DismissedPenalty, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -335,18 +349,27 @@ class Summary:
 
 @dataclass(frozen=True)
 class Usage:
-    """What judging cost. All zeros for offline judges."""
+    """What judging cost. All zeros for offline judges.
+
+    ``cost_usd`` is None when some call was made to a model the price table
+    does not know: an unknown cost is never shown as a free one.
+    """
 
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
     latency_s: float = 0.0
     cached_responses: int = 0  # answers served from the response cache (no API call)
 
     def __add__(self, other: Usage) -> Usage:
+        cost = (
+            None
+            if self.cost_usd is None or other.cost_usd is None
+            else round(self.cost_usd + other.cost_usd, 6)
+        )
         return Usage(
             requests=self.requests + other.requests,
             input_tokens=self.input_tokens + other.input_tokens,
@@ -354,7 +377,7 @@ class Usage:
             cache_creation_input_tokens=self.cache_creation_input_tokens
             + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-            cost_usd=round(self.cost_usd + other.cost_usd, 6),
+            cost_usd=cost,
             latency_s=round(self.latency_s + other.latency_s, 3),
             cached_responses=self.cached_responses + other.cached_responses,
         )

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .errors import NotebookError
 
@@ -61,20 +63,26 @@ def execute(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NotebookError(
+            f"cannot create the output folder: {exc.strerror}", path=out_dir
+        ) from exc
     running = out_dir / ".evaluation.running.ipynb"
     final = out_dir / NOTEBOOK_NAME
     try:
-        papermill.execute_notebook(
-            str(notebook or template_path()),
-            str(running),
-            parameters={**parameters, "out_dir": str(out_dir)},
-            # Papermill's own per-cell bar would garble the streamed per-item bar.
-            progress_bar=False,
-            stderr_file=sys.stderr if progress else None,
-            kernel_name=kernel_name,
-            cwd=str(out_dir),
-        )
+        with _kernel_chatter_silenced() as terminal:
+            papermill.execute_notebook(
+                str(notebook or template_path()),
+                str(running),
+                parameters={**parameters, "out_dir": str(out_dir)},
+                # Papermill's own per-cell bar would garble the streamed per-item bar.
+                progress_bar=False,
+                stderr_file=terminal if progress else None,
+                kernel_name=kernel_name,
+                cwd=str(out_dir),
+            )
     except PapermillExecutionError as exc:
         _keep_failed(running, out_dir)
         # evalue already names file:line for evalkit's own errors.
@@ -87,6 +95,37 @@ def execute(
         raise NotebookError(f"could not execute the notebook: {_first_line(str(exc))}") from exc
     os.replace(running, final)
     return NotebookRun(notebook=final, out_dir=out_dir)
+
+
+@contextmanager
+def _kernel_chatter_silenced() -> Iterator[TextIO]:
+    """Send what the kernel process itself logs (start-up warnings) away from the terminal.
+
+    The kernel inherits this process's stderr; its log lines ("Kernel is running
+    over TCP without encryption") would break the one-line error contract. The
+    notebook's own stderr (progress bars, warnings) still reaches the terminal
+    through the returned stream. Where stderr is not a real file descriptor
+    (some embedding hosts), nothing is redirected.
+    """
+    try:
+        stderr_fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield sys.stderr
+        return
+    sys.stderr.flush()
+    saved = os.dup(stderr_fd)
+    terminal = os.fdopen(os.dup(saved), "w", buffering=1)
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), stderr_fd)
+            try:
+                yield terminal
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, stderr_fd)
+    finally:
+        os.close(saved)
+        terminal.close()
 
 
 def _keep_failed(running: Path, out_dir: Path) -> None:

@@ -13,6 +13,7 @@ zero would hide a broken run behind a bad score.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,8 @@ def _blank_to_none(value: str | None) -> str | None:
     return (value.strip() or None) if value is not None else None
 
 
-def _read_text(path: Path, what: str) -> str:
+def _read_text(path: Path, what: str) -> tuple[str, bytes]:
+    """The file's text (newlines normalised, BOM dropped) and its bytes as stored."""
     if not path.exists():
         raise RunError(f"{what} {path} is missing", path=path)
     if not path.is_file():
@@ -99,22 +101,24 @@ def _read_text(path: Path, what: str) -> str:
         ) from exc
     # Same newlines as text-mode reading, so line numbers in quotes match editors;
     # a BOM is an encoding artefact, not something the agent wrote.
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"), data
 
 
 def _read_document(kind: SourceName, path: Path) -> Document:
     what = "analysis report" if kind == "report" else "remediation plan"
-    text = _read_text(path, what)
+    text, data = _read_text(path, what)
     if not text.strip():
         raise RunError(f"{what} {path} is empty", path=path)
-    return Document(kind=kind, path=str(path), text=text)
+    return Document(
+        kind=kind, path=str(path), text=text, file_sha256=hashlib.sha256(data).hexdigest()
+    )
 
 
 def _read_run_yaml(path: Path) -> dict[str, str | None]:
     """``model_under_test`` and ``notes`` from run.yaml; ``{}`` when there is none."""
     if not path.exists():
         return {}
-    text = _read_text(path, RUN_FILENAME)
+    text, _ = _read_text(path, RUN_FILENAME)
     try:
         # compose() keeps node positions, so type errors can name their line too.
         root = yaml.compose(text, Loader=yaml.SafeLoader)

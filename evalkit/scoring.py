@@ -28,10 +28,13 @@ from .model import (
     DETECTION_SUBSCORES,
     MODES,
     PLAN_SUBSCORES,
+    STRONG_THRESHOLD_PCT,
     CapabilityScore,
     Checkpoint,
     Diagnosis,
     DimensionScore,
+    DismissedPenalty,
+    GroundedPenalty,
     GroundedSubScore,
     GroundedVerdict,
     ItemScore,
@@ -43,7 +46,7 @@ from .model import (
     Tally,
 )
 
-STRONG_THRESHOLD = Decimal("0.70")
+STRONG_THRESHOLD = Decimal(STRONG_THRESHOLD_PCT) / 100
 
 # --------------------------------------------------------------------------- tallies
 
@@ -96,7 +99,7 @@ def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
         # A malformed verdict is the judge's failure on this item, not a zero.
         return _errored(checkpoint, f"unusable verdict: {exc}")
 
-    applied = [penalty for penalty in verdict.penalties if penalty.applies]
+    applied, dismissed = _sort_penalties(checkpoint, verdict.penalties)
     rules = {penalty.flag.rule for penalty in applied}
     zeroed_detection: set[str] = set()
     if "fabrication" in rules:
@@ -124,10 +127,36 @@ def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
             )
             for penalty in applied
         ),
-        dismissed_penalties=tuple(
-            penalty.flag for penalty in verdict.penalties if not penalty.applies
-        ),
+        dismissed_penalties=dismissed,
     )
+
+
+# The dimension each penalty acts on: a penalty on an N/A dimension changes nothing.
+PENALTY_DIMENSION = {
+    "fabrication": "detection",
+    "wrong_attribution": "detection",
+    "dangerous_advice": "plan",
+}
+
+
+def _sort_penalties(
+    checkpoint: Checkpoint, penalties: tuple[GroundedPenalty, ...]
+) -> tuple[list[GroundedPenalty], tuple[DismissedPenalty, ...]]:
+    """Split the judge's penalties into those that apply and those dismissed, with why."""
+    applied: list[GroundedPenalty] = []
+    dismissed: list[DismissedPenalty] = []
+    for penalty in penalties:
+        dimension = PENALTY_DIMENSION[penalty.flag.rule]
+        applicable = checkpoint.has_detection if dimension == "detection" else checkpoint.has_plan
+        if not penalty.applies:
+            reason = "its quote is not in the agent's documents"
+            dismissed.append(DismissedPenalty(penalty.flag, reason))
+        elif not applicable:
+            reason = f"the {dimension} dimension is N/A for a {checkpoint.scope} checkpoint"
+            dismissed.append(DismissedPenalty(penalty.flag, reason))
+        else:
+            applied.append(penalty)
+    return applied, tuple(dismissed)
 
 
 def _errored(checkpoint: Checkpoint, error: str) -> ItemScore:
@@ -156,7 +185,11 @@ def _claims(
     missing = [name for name in names if name not in by_name]
     if missing:
         raise VerdictShapeError(f"missing sub-score(s): {', '.join(missing)}")
-    bad = [name for name in names if by_name[name].value not in (0, 1)]
+    unknown = [name for name in by_name if name not in names]
+    if unknown:
+        raise VerdictShapeError(f"unknown sub-score(s): {', '.join(unknown)}")
+    # The judge's claim is checked, not the grounded value, which is always 0 or 1.
+    bad = [name for name in names if by_name[name].claimed not in (0, 1)]
     if bad:
         raise VerdictShapeError(f"sub-score(s) not 0 or 1: {', '.join(bad)}")
     return tuple(by_name[name] for name in names)

@@ -12,6 +12,7 @@ from evalkit.model import (
     CapabilityScore,
     Checkpoint,
     DimensionScore,
+    DismissedPenalty,
     Document,
     Evaluation,
     GroundedPenalty,
@@ -242,7 +243,9 @@ def build_render_evaluation(*, with_error: bool = True, online: bool = True) -> 
                 rationale="Correctness: disables password login. Completeness: no verification.",
                 quotes=(Q_HARDEN,),
             ),
-            dismissed_penalties=(dismissed,),
+            dismissed_penalties=(
+                DismissedPenalty(dismissed, "its quote is not in the agent's documents"),
+            ),
         ),
         ItemScore(
             chk_id="CHK-04",

@@ -170,7 +170,8 @@ def test_failing_notebook_cell_gives_one_line_error_and_keeps_failed_notebook(wo
 
     assert result.returncode == 1
     lines = error_lines(result.stderr)
-    assert lines[-1].startswith("error:") and "RuntimeError: boom in cell" in lines[-1]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error:") and "RuntimeError: boom in cell" in lines[0]
     assert (out / "evaluation.failed.ipynb").exists()
     assert not (out / "evaluation.ipynb").exists()
     assert not (out / "scores.json").exists()
@@ -219,3 +220,28 @@ def test_unknown_judge_is_rejected_by_the_parser(workspace: Path):
     )
     assert result.returncode == 2
     assert "oracle" in result.stderr
+
+
+def test_out_pointing_at_a_file_is_bad_input_in_one_line(workspace: Path):
+    (workspace / "afile").write_text("keep me")
+    result = run_cli(
+        "run", "--range", "ssh-miner", "--run", "demo", "--out", "afile", cwd=workspace
+    )
+    assert result.returncode == 2
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1 and "output folder is a file" in lines[0]
+    assert (workspace / "afile").read_text() == "keep me"
+
+
+def test_ranges_on_a_missing_folder_is_bad_input(tmp_path: Path):
+    result = run_cli("ranges", "--ranges-dir", "nope", cwd=tmp_path)
+    assert result.returncode == 2 and "ranges folder is missing" in result.stderr
+
+
+def test_ranges_lists_the_valid_ranges_and_reports_the_broken_one(workspace: Path):
+    checklist = workspace / "ranges/weak-baseline/checklist.md"
+    checklist.write_text(checklist.read_text().replace("report: baseline-report", "report: memo"))
+    result = run_cli("ranges", cwd=workspace)
+    assert result.returncode == 2
+    assert "ssh-miner" in result.stdout and "redis-exposed" in result.stdout
+    assert "weak-baseline/checklist.md:" in result.stderr

@@ -166,3 +166,36 @@ def test_penalty_quotes_are_checked():
 def test_error_verdict_passes_through():
     grounded = ground_verdict(Verdict.failed("CHK-01", "refusal"), SOURCES)
     assert grounded.status == "error" and grounded.error == "refusal"
+
+
+def test_literal_ellipsis_in_the_document_is_matched_as_written():
+    sources = Sources("Loading modules... ok\nhash 3f9a...e1c2 seen\n", "")
+    assert sources.check("Loading modules... ok", ("report",)).found
+    assert sources.check("hash 3f9a...e1c2 seen", ("report",)).found
+    assert sources.check("hash 3f9a...e1c2", ("report",)).line == 2
+
+
+def test_quote_must_start_and_end_on_word_edges():
+    sources = Sources("Connections from 203.0.113.45 were blocked; the host was compromised.", "")
+    assert not sources.check("203.0.113.4", ("report",)).found
+    assert not sources.check("ost was comp", ("report",)).found
+    assert sources.check("203.0.113.45 were blocked", ("report",)).found
+
+
+def test_ellipsis_cannot_stitch_distant_passages():
+    text = "The host was rebuilt.\n\n" + "Filler sentence here. " * 40 + "\n\nIt is not running."
+    sources = Sources(text, "")
+    assert not sources.check("The host was ... not running", ("report",)).found
+    assert sources.check("The host was ... rebuilt.", ("report",)).found
+
+
+def test_glob_asterisk_is_not_emphasis():
+    sources = Sources("Run rm -rf /var/tmp/.cache/* now, then **verify** it.", "")
+    assert not sources.check("rm -rf /var/tmp/.cache/ now", ("report",)).found
+    assert sources.check("rm -rf /var/tmp/.cache/* now", ("report",)).found
+    assert sources.check("then verify it.", ("report",)).found
+
+
+def test_bold_around_code_and_quotes_is_ignored():
+    sources = Sources('Process **`kworkerd`** and **"xmrig"** were seen.', "")
+    assert sources.check('Process kworkerd and "xmrig" were seen.', ("report",)).found

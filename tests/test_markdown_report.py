@@ -215,3 +215,14 @@ def test_summary_markdown_is_the_reports_summary_and_diagnosis(render_evaluation
 def test_write_report_writes_the_rendered_text(render_evaluation, tmp_path):
     path = write_report(render_evaluation, tmp_path / "evaluation-report.md")
     assert path.read_text(encoding="utf-8") == render_report(render_evaluation)
+
+
+def test_unknown_checklist_fields_are_shown(render_evaluation):
+    from dataclasses import replace
+
+    first, *rest = render_evaluation.range.checkpoints
+    tagged = replace(first, extra={"Severity": "high"})
+    ev = replace(
+        render_evaluation, range=replace(render_evaluation.range, checkpoints=(tagged, *rest))
+    )
+    assert "- Severity: high" in render_report(ev)

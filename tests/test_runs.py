@@ -193,3 +193,25 @@ def test_list_runs_natural_order_skipping_files_and_hidden_folders(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     assert list_runs(tmp_path) == ["run-1", "run-2", "run-10"]
     assert list_runs(tmp_path / "absent") == []
+
+
+def test_document_hash_is_the_hash_of_the_file_as_stored(tmp_path):
+    import hashlib
+
+    from evalkit.model import Checkpoint, Range
+    from evalkit.runs import load_submission
+
+    folder = tmp_path / "r1" / "mini"
+    folder.mkdir(parents=True)
+    raw = "\ufeff# Report\r\nThe miner ran.\r\n".encode()
+    (folder / "intrusion-report.md").write_bytes(raw)
+    (folder / "remediation-plan.md").write_text("# Plan\nKill it.\n")
+    rng = Range(
+        id="mini",
+        title="t",
+        report="intrusion-report",
+        checkpoints=(Checkpoint(id="CHK-1", name="x", detection_criteria="d", plan_criteria="p"),),
+    )
+    submission = load_submission(tmp_path, "r1", rng)
+    assert submission.report.text == "# Report\nThe miner ran.\n"
+    assert submission.report.sha256 == hashlib.sha256(raw).hexdigest()

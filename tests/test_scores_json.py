@@ -152,6 +152,7 @@ def test_dismissed_penalties_are_an_extra_key_only_when_raised(render_evaluation
             "rule": "dangerous_advice",
             "detail": "restarts sshd without a fallback",
             "quote": "systemctl restart sshd --force",
+            "reason": "its quote is not in the agent's documents",
         }
     ]
     assert "dismissed_penalties" not in items["CHK-01"]

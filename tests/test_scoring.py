@@ -141,7 +141,31 @@ def test_penalty_whose_quote_is_not_verbatim_is_dismissed_not_applied():
     )
     assert item.detection.total == 3
     assert item.penalties == ()
-    assert [p.rule for p in item.dismissed_penalties] == ["fabrication"]
+    assert [d.flag.rule for d in item.dismissed_penalties] == ["fabrication"]
+    assert "not in the agent's documents" in item.dismissed_penalties[0].reason
+
+
+def test_penalty_on_a_not_applicable_dimension_is_dismissed_with_reason():
+    item = score_item(PLAN_ONLY, verdict("CHK-03", pln=plan(), penalties=[penalty("fabrication")]))
+    assert item.penalties == () and item.plan.total == 2
+    assert "detection dimension is N/A" in item.dismissed_penalties[0].reason
+    item = score_item(
+        DET_ONLY, verdict("CHK-02", det=detection(), penalties=[penalty("dangerous_advice")])
+    )
+    assert item.penalties == () and item.detection.total == 3
+    assert "plan dimension is N/A" in item.dismissed_penalties[0].reason
+
+
+def test_claimed_value_outside_0_and_1_is_an_error_item():
+    det = (sub("discovery", 0, claimed=2), sub("evidence", 1), sub("attribution", 1))
+    item = score_item(BOTH, verdict(det=det, pln=plan()))
+    assert item.status == "error" and "not 0 or 1" in item.error
+
+
+def test_unknown_subscore_name_is_an_error_item():
+    det = detection() + (sub("bonus", 1),)
+    item = score_item(BOTH, verdict(det=det, pln=plan()))
+    assert item.status == "error" and "bonus" in item.error
 
 
 def test_withheld_point_is_listed_and_scores_zero():

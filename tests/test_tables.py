@@ -123,3 +123,16 @@ def test_empty_frames_keep_their_columns(render_complete_evaluation):
     ev = dataclasses.replace(render_complete_evaluation, summary=summary, items=())
     assert items_frame(ev).shape == (0, len(ITEM_COLUMNS))
     assert list(losses_frame(ev).columns) == ["dimension", "subscore", "count", "items"]
+
+
+def test_unknown_checklist_fields_have_a_column(render_evaluation):
+    from dataclasses import replace
+
+    first, *rest = render_evaluation.range.checkpoints
+    tagged = replace(first, extra={"Severity": "high"})
+    ev = replace(
+        render_evaluation, range=replace(render_evaluation.range, checkpoints=(tagged, *rest))
+    )
+    frame = items_frame(ev)
+    assert frame.loc[0, "extra"] == "Severity: high"
+    assert frame.loc[1, "extra"] is pd.NA

@@ -19,6 +19,7 @@ import jinja2
 from ..model import (
     MODE_GUIDANCE,
     MODES,
+    STRONG_THRESHOLD_PCT,
     SUBSCORES,
     DimensionScore,
     Evaluation,
@@ -129,6 +130,7 @@ def report_context(ev: Evaluation) -> dict[str, Any]:
     guidance = MODE_GUIDANCE.get(summary.diagnosis) if summary.diagnosis else None
     verdicts = {verdict.chk_id: verdict for verdict in ev.verdicts}
     return {
+        "strong_pct": STRONG_THRESHOLD_PCT,
         "range_id": ev.range.id,
         "range_title": ev.range.title,
         "run_id": ev.submission.run_id,
@@ -208,7 +210,12 @@ def _header_rows(ev: Evaluation) -> list[tuple[str, str]]:
         if usage.cached_responses:
             tokens += f"; {usage.cached_responses} responses replayed from the response cache"
         rows.append(("Judge usage", tokens))
-        rows.append(("Judge cost", f"${usage.cost_usd:.4f}"))
+        cost = (
+            "unknown (model not in the price table)"
+            if usage.cost_usd is None
+            else f"${usage.cost_usd:.4f}"
+        )
+        rows.append(("Judge cost", cost))
     return rows
 
 
@@ -330,6 +337,8 @@ def _checkpoint(ev: Evaluation, item: ItemScore, verdict: GroundedVerdict | None
         "chk_id": item.chk_id,
         "name": item.name,
         "caps": caps or "none",
+        # Fields the checklist format does not define are kept and shown, never dropped.
+        "extra": list(ev.range.checkpoint(item.chk_id).extra.items()),
         "scope": item.scope,
         "status": item.status,
         "error": item.error,
@@ -355,8 +364,13 @@ def _checkpoint(ev: Evaluation, item: ItemScore, verdict: GroundedVerdict | None
         for penalty in item.penalties
     ]
     view["dismissed"] = [
-        {"rule": flag.rule, "detail": flag.detail, "quote": flag.quote}
-        for flag in item.dismissed_penalties
+        {
+            "rule": dismissed.flag.rule,
+            "detail": dismissed.flag.detail,
+            "quote": dismissed.flag.quote,
+            "reason": dismissed.reason,
+        }
+        for dismissed in item.dismissed_penalties
     ]
     return view
 

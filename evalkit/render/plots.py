@@ -18,10 +18,17 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from ..model import DETECTION_SUBSCORES, MODES, PLAN_SUBSCORES, Evaluation, Tally
+from ..model import (
+    DETECTION_SUBSCORES,
+    MODES,
+    PLAN_SUBSCORES,
+    STRONG_THRESHOLD_PCT,
+    Evaluation,
+    Tally,
+)
 from ._atomic import write_bytes_atomic
 
-STRONG_PCT = 70.0  # the SKILL's strong/weak threshold, for the reference lines
+STRONG_PCT = float(STRONG_THRESHOLD_PCT)  # the reference lines
 HEATMAP_COLUMNS: tuple[str, ...] = (*DETECTION_SUBSCORES, *PLAN_SUBSCORES)
 COLOR_LOST = "#e57373"
 COLOR_POINT = "#81c784"
@@ -137,7 +144,13 @@ def capability_bars(ev: Evaluation) -> Figure:
             fontsize=8,
             padding=2,
         )
-    ax.axhline(STRONG_PCT, color="black", linestyle="--", linewidth=1, label="strong (70%)")
+    ax.axhline(
+        STRONG_PCT,
+        color="black",
+        linestyle="--",
+        linewidth=1,
+        label=f"strong ({STRONG_THRESHOLD_PCT}%)",
+    )
     ax.set_xticks(x, labels=[cap.cap for cap in caps])
     ax.set_ylim(0, 110)
     ax.set_ylabel("% of max")

@@ -83,7 +83,10 @@ def _checkpoint(item: ItemScore) -> dict[str, Any]:
         "penalties": [_penalty(penalty) for penalty in item.penalties],
     }
     if item.dismissed_penalties:
-        data["dismissed_penalties"] = [_penalty(flag) for flag in item.dismissed_penalties]
+        data["dismissed_penalties"] = [
+            {**_penalty(dismissed.flag), "reason": dismissed.reason}
+            for dismissed in item.dismissed_penalties
+        ]
     return data
 
 

@@ -6,7 +6,7 @@ columns): an N/A dimension, an errored item, a percentage with max 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -39,6 +39,7 @@ ITEM_COLUMNS: tuple[str, ...] = (
     "detection_rationale",
     "plan_rationale",
     "quotes",
+    "extra",
 )
 _INT_COLUMNS = (*SUBSCORE_COLUMNS, "detection", "detection_max", "plan", "plan_max")
 USAGE_COLUMNS: tuple[str, ...] = (
@@ -88,7 +89,7 @@ def _dimension_cells(dim: DimensionScore | None, prefix: str, names: Iterable[st
     }
 
 
-def _item_row(item: ItemScore) -> dict:
+def _item_row(item: ItemScore, extra: Mapping[str, str]) -> dict:
     dims = (item.detection, item.plan)
     quotes = [quote for dim in dims if dim is not None for quote in dim.quotes]
     return {
@@ -104,12 +105,15 @@ def _item_row(item: ItemScore) -> dict:
         "detection_rationale": item.detection.rationale if item.detection else pd.NA,
         "plan_rationale": item.plan.rationale if item.plan else pd.NA,
         "quotes": "\n".join(f"“{quote}”" for quote in quotes) if quotes else pd.NA,
+        # Checklist fields the format does not define: shown, never dropped.
+        "extra": "\n".join(f"{k}: {v}" for k, v in extra.items()) if extra else pd.NA,
     }
 
 
 def items_frame(ev: Evaluation) -> pd.DataFrame:
     """One row per checkpoint, in checklist order; N/A dimensions and errored items are NA."""
-    frame = pd.DataFrame([_item_row(item) for item in ev.items], columns=list(ITEM_COLUMNS))
+    rows = [_item_row(item, ev.range.checkpoint(item.chk_id).extra) for item in ev.items]
+    frame = pd.DataFrame(rows, columns=list(ITEM_COLUMNS))
     return _typed(frame, ints=_INT_COLUMNS)
 
 
@@ -127,7 +131,7 @@ def style_items(ev: Evaluation) -> Styler:
     def error_rows(row: pd.Series) -> list[str]:
         return [COLOR_ERROR if errored[row.name] else ""] * len(row)
 
-    wrap = ["detection_rationale", "plan_rationale", "quotes", "error"]
+    wrap = ["detection_rationale", "plan_rationale", "quotes", "error", "extra"]
     return (
         frame.style.apply(error_rows, axis=1)
         .map(_subscore_color, subset=list(SUBSCORE_COLUMNS))
