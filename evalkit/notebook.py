@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,14 +24,18 @@ FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
 
 
 def template_path() -> Path:
-    """The evaluation notebook: the repository's copy, else the one in the package."""
+    """The evaluation notebook: ``notebooks/evaluate.ipynb`` of the checkout.
+
+    The package carries the same file (``evalkit/notebooks`` links to it in the
+    source tree, and a wheel holds a copy), so a non-editable install runs too.
+    """
     repo_copy = Path(__file__).resolve().parent.parent / "notebooks" / "evaluate.ipynb"
-    if not repo_copy.is_file():
-        # The notebook ships with the source tree, which the README installs in editable mode.
-        raise NotebookError(
-            "evaluation notebook not found; install evalkit from its checkout", path=repo_copy
-        )
-    return repo_copy
+    if repo_copy.is_file():
+        return repo_copy
+    packaged = Path(str(resources.files("evalkit") / "notebooks" / "evaluate.ipynb"))
+    if packaged.is_file():
+        return packaged
+    raise NotebookError("evaluation notebook not found", path=repo_copy)
 
 
 @dataclass(frozen=True)
