@@ -1,0 +1,33 @@
+"""The code base stays lint-clean and formatted: ruff, as configured in pyproject.toml."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def ruff() -> list[str]:
+    script = Path(sys.executable).parent / "ruff"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("ruff")
+    if found is None:
+        pytest.fail("ruff is not installed: install the test extra, pip install -e '.[test]'")
+    return [found]
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_ruff(command: list[str]):
+    result = subprocess.run(
+        [*ruff(), *command, "evalkit", "tests", "bench", "notebooks"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
