@@ -43,6 +43,11 @@ def _document(body: dict[str, Any], kind: str) -> str:
     return match.group(1)
 
 
+def _chk_id(body: dict[str, Any]) -> str:
+    item = body["messages"][0]["content"][1]["text"]
+    return re.search(r"Checkpoint to score: (CHK-\d+)", item).group(1)
+
+
 def _first_sentence_line(text: str) -> str:
     for line in text.splitlines():
         line = line.strip()
@@ -54,7 +59,7 @@ def _first_sentence_line(text: str) -> str:
 def scripted_judge(body: dict[str, Any], attempt: int) -> Reply:
     """A stand-in for Claude: real quotes for some points, an invented one for evidence."""
     item = body["messages"][0]["content"][1]["text"]
-    chk_id = re.search(r"Checkpoint to score: (CHK-\d+)", item).group(1)
+    chk_id = _chk_id(body)
     scope = re.search(r"- Scope: (\S+)", item).group(1)
     if chk_id == BROKEN_ITEM:
         return Reply.text('{"detection": {"discovery": ')
@@ -168,7 +173,7 @@ def test_cli_claude_judge_scores_grounds_records_and_never_leaks_the_key(workspa
     assert KEY not in leaked and "E2E-SECRET" not in leaked
 
 
-def test_cached_rerun_makes_no_request_and_gives_the_same_scores(workspace, fake_api):
+def test_cached_rerun_asks_again_only_for_the_errored_item(workspace, fake_api):
     args = (
         "run",
         "--range",
@@ -193,6 +198,7 @@ def test_cached_rerun_makes_no_request_and_gives_the_same_scores(workspace, fake
     after = json.loads((out / "scores.json").read_text())
     broken_calls = fake_api.request_count - calls
     assert broken_calls == before["meta"]["usage"]["requests"] - (len(before["checkpoints"]) - 1)
+    assert {_chk_id(r["body"]) for r in fake_api.requests[calls:]} == {BROKEN_ITEM}
     assert after["checkpoints"] == before["checkpoints"]
     assert after["meta"]["usage"]["requests"] == broken_calls
 
@@ -211,9 +217,14 @@ def test_no_cache_flag_asks_again(workspace, fake_api):
         "--quiet",
     )
     assert cli(workspace, fake_api, *args).returncode == 0
+    out = workspace / f"runs/demo/weak-baseline/evaluations/claude-{MODEL}"
+    first = json.loads((out / "scores.json").read_text())["meta"]["usage"]["requests"]
     calls = fake_api.request_count
+    assert calls == first >= 12
+    # Every call of the first run is made again: none is served from the cache.
     assert cli(workspace, fake_api, *args, "--no-cache").returncode == 0
-    assert fake_api.request_count - calls >= 12
+    assert fake_api.request_count - calls == first
+    assert json.loads((out / "scores.json").read_text())["meta"]["usage"]["requests"] == first
 
 
 def test_cached_rerun_works_without_an_api_key(workspace, fake_api):
@@ -271,5 +282,35 @@ def test_notebook_under_papermill_with_the_claude_judge(workspace, fake_api, mon
     assert scores["meta"]["usage"]["requests"] >= 12
     assert (out / "judgments.jsonl").exists()
     notebook_text = (out / "evaluation.ipynb").read_text()
-    assert KEY not in notebook_text
     assert "cache_read_input_tokens" in notebook_text  # the usage table is shown
+    # The key is in none of the outputs nor the cache.
+    assert list((workspace / "cache").rglob("*.json"))
+    leaked = all_text_under(out, workspace / "cache")
+    assert KEY not in leaked and "E2E-SECRET" not in leaked
+
+
+def test_an_unpriced_model_reports_a_null_cost_not_a_free_one(workspace, fake_api):
+    model = "claude-imaginary-9"
+    result = cli(
+        workspace,
+        fake_api,
+        "run",
+        "--range",
+        "redis-exposed",
+        "--run",
+        "demo",
+        "--judge",
+        "claude",
+        "--model",
+        model,
+        "--quiet",
+    )
+    assert result.returncode == 0, result.stderr
+    out = workspace / f"runs/demo/redis-exposed/evaluations/claude-{model}"
+    scores = json.loads((out / "scores.json").read_text())
+    validate_scores(scores)
+    usage = scores["meta"]["usage"]
+    assert usage["requests"] == fake_api.request_count > 0
+    assert usage["cost_usd"] is None
+    records = [json.loads(line) for line in (out / "judgments.jsonl").read_text().splitlines()]
+    assert records and all(r["cost_usd"] is None for r in records)

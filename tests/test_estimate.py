@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anthropic
@@ -25,6 +27,7 @@ from tests import test_claude_judge as base
 from tests.test_claude_judge import (
     KEY,
     MODEL,
+    REPORT,
     judge_for,
     make_range,
     make_submission,
@@ -146,18 +149,37 @@ def test_count_tokens_failure_falls_back_to_the_local_estimate(api_key) -> None:
     assert result.requests == 2
 
 
-def test_count_tokens_auth_failure_is_a_judge_error(api_key) -> None:
+@pytest.mark.parametrize(
+    ("error", "status", "expected"),
+    [
+        (
+            anthropic.AuthenticationError,
+            401,
+            "authentication failed: check ANTHROPIC_API_KEY (HTTP 401: refused)",
+        ),
+        (anthropic.PermissionDeniedError, 403, "permission denied (HTTP 403): refused"),
+        (
+            anthropic.NotFoundError,
+            404,
+            f"model '{MODEL}' not found: check --model (HTTP 404: refused)",
+        ),
+    ],
+)
+def test_count_tokens_auth_or_model_failure_is_a_judge_error(
+    api_key, error: type[anthropic.APIStatusError], status: int, expected: str
+) -> None:
+    # As in a judging run: no estimate can be right when no request can be made.
     request = httpx2.Request("POST", "http://127.0.0.1/v1/messages/count_tokens")
-    response = httpx2.Response(401, request=request)
+    response = httpx2.Response(status, request=request)
 
     class Messages:
         async def count_tokens(self, **params: Any) -> Any:
-            raise anthropic.AuthenticationError("invalid x-api-key", response=response, body=None)
+            raise error("refused", response=response, body=None)
 
     class Client:
         messages = Messages()
 
-    with pytest.raises(JudgeError, match="authentication failed: check ANTHROPIC_API_KEY"):
+    with pytest.raises(JudgeError) as caught:
         asyncio.run(
             estimate(
                 make_range(1),
@@ -167,3 +189,74 @@ def test_count_tokens_auth_failure_is_a_judge_error(api_key) -> None:
                 client=Client(),
             )
         )
+    assert str(caught.value) == expected
+
+
+def test_a_failed_count_stops_the_others_before_the_client_is_closed(api_key, monkeypatch) -> None:
+    in_flight_at_close: list[int] = []
+
+    class Messages:
+        in_flight = 0
+
+        async def count_tokens(self, **params: Any) -> Any:
+            self.in_flight += 1
+            try:
+                if len(params["messages"][0]["content"]) == 1:  # the prefix: fails first
+                    await asyncio.sleep(0.01)
+                    request = httpx2.Request("POST", "http://127.0.0.1/v1/messages/count_tokens")
+                    raise anthropic.APIConnectionError(request=request)
+                await asyncio.sleep(3)
+                return SimpleNamespace(input_tokens=100)
+            finally:
+                self.in_flight -= 1
+
+    class OwnedClient:
+        def __init__(self, **options: Any) -> None:
+            self.messages = Messages()
+
+        async def close(self) -> None:
+            in_flight_at_close.append(self.messages.in_flight)
+
+    monkeypatch.setattr(anthropic, "AsyncAnthropic", OwnedClient)
+    started = time.monotonic()
+    result = asyncio.run(
+        estimate(make_range(3), make_submission(), model=MODEL, use_count_tokens=True)
+    )
+    assert time.monotonic() - started < 2  # the slow counts were cancelled, not awaited
+    assert result.method == LOCAL_METHOD and "APIConnectionError" in result.warning
+    assert in_flight_at_close == [0]
+
+
+def test_the_judge_warms_the_cache_exactly_when_the_estimate_says_it_is_cached(
+    serve, api_key, tmp_path
+) -> None:
+    # One prefix estimate (system, schema, documents) for both: with a short system prompt, a
+    # report padded to the cacheable minimum is cached by the estimate and warmed by the judge.
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "system.md").write_text("Score it.\n")
+    (small / "item.md").write_text((DEFAULT_PROMPT_DIR / "item.md").read_text())
+    rng = make_range(2)
+
+    def padded(chars: int) -> Any:
+        return make_submission(report=REPORT + "x" * chars)
+
+    def cached(chars: int) -> bool:
+        return local(rng, padded(chars), prompt_dir=small).cached_prefix
+
+    low, high = 0, 20_000  # find the shortest padding that is cached
+    assert not cached(low) and cached(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if cached(middle) else (middle, high)
+
+    def gap(chars: int) -> float:
+        """Seconds between the two requests' arrivals: the latency when the first was alone."""
+        api = serve(latency=0.25)
+        judge = judge_for(api, tmp_path, prompt_dir=small, cache_dir=None, concurrency=2)
+        run(judge, rng, padded(chars))
+        first, second = sorted(r["received_at"] for r in api.requests)
+        return second - first
+
+    assert gap(high) >= 0.25  # cached: the first call went alone and warmed the cache
+    assert gap(low) < 0.15  # not cached: no reason to wait

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from pathlib import Path
@@ -17,11 +18,12 @@ from evalkit.judges.cache import (
     cache_key,
     canonical_json,
 )
-from evalkit.judges.claude import DEFAULT_PROMPT_DIR
+from evalkit.judges.claude import DEFAULT_PROMPT_DIR, ClaudeJudge
 from tests import test_claude_judge as base
 from tests.fake_messages_api import Reply
 from tests.test_claude_judge import (
     KEY,
+    REPORT,
     good,
     item_of,
     judge_for,
@@ -252,6 +254,38 @@ def test_a_prompt_change_misses_the_cache(serve, api_key, tmp_path) -> None:
         handle.write("Be brief.\n")
     run(judge_for(api, tmp_path, prompt_dir=custom), rng, submission)
     assert api.request_count == 2  # any template edit changes prompt_sha256, hence the key
+
+
+def test_cache_keys_follow_what_each_request_depends_on(serve, api_key, tmp_path) -> None:
+    api = serve()
+    rng, submission = make_range(3), make_submission()
+
+    def asked(*args: Any, judge: Any = None) -> list[str]:
+        """The items the judge had to ask the API for (the rest came from the cache)."""
+        before = api.request_count
+        run(judge or judge_for(api, tmp_path), *args)
+        return [item_of(r["body"])[0] for r in api.requests[before:]]
+
+    assert asked(rng, submission) == ["CHK-01", "CHK-02", "CHK-03"]
+    assert asked(rng, submission) == []
+
+    # One checkpoint's criteria edited: only that item is asked again.
+    chk02 = dataclasses.replace(rng.checkpoints[1], detection_criteria="Names the miner's PID.")
+    edited = dataclasses.replace(rng, checkpoints=(rng.checkpoints[0], chk02, rng.checkpoints[2]))
+    assert asked(edited, submission) == ["CHK-02"]
+
+    # The report, or a Fact, is in the shared prefix of every request: every item again.
+    longer = make_submission(report=REPORT + "\nThe pool is pool.example.net:3333.\n")
+    assert sorted(asked(rng, longer)) == ["CHK-01", "CHK-02", "CHK-03"]
+    more_facts = dataclasses.replace(rng, facts=(*rng.facts, "The miner is xmrig 6.21.0."))
+    assert sorted(asked(more_facts, submission)) == ["CHK-01", "CHK-02", "CHK-03"]
+
+    # Another model is a miss for every item; the first model's answers are still there.
+    other = ClaudeJudge(
+        "claude-opus-4-7", base_url=api.url, cache_dir=tmp_path / "cache", max_retries=0
+    )
+    assert sorted(asked(rng, submission, judge=other)) == ["CHK-01", "CHK-02", "CHK-03"]
+    assert asked(rng, submission) == []
 
 
 def test_cache_files_hold_no_headers_or_key(serve, api_key, tmp_path) -> None:

@@ -14,6 +14,7 @@ from evalkit.judges import Judge, make_judge
 from evalkit.judges import rules as rules_module
 from evalkit.judges.rules import RulesJudge, term_pattern
 from evalkit.model import Checkpoint, Document, JudgeInfo, Range, Submission, Usage, Verdict
+from evalkit.pipeline import evaluate
 from evalkit.runs import load_submission
 
 # --------------------------------------------------------------------------- helpers
@@ -378,24 +379,54 @@ def test_no_evidence_without_discovery():
 # --------------------------------------------------------------------------- attribution
 
 
-def test_attribution_needs_the_same_section():
-    report = "# R\n\n## Miner\n\nkworkerd runs.\n\n## Root cause\n\nSSH brute force.\n"
+def test_attribution_two_blocks_away_in_the_same_section_does_not_count():
+    report = "# R\n\n## Miner\n\nkworkerd runs.\n\nIt uses all CPUs.\n\nIt came in over SSH.\n"
     claim = one(report).detection["attribution"]
     assert claim.value == 0 and claim.quotes == ()
-    assert "'Miner'" in claim.rationale
+    assert "line 5" in claim.rationale
 
 
-def test_a_subsection_is_a_section_of_its_own():
+def test_a_heading_between_is_a_block_too():
     report = "## Miner\n\nkworkerd runs.\n\n### Cause\n\nSSH brute force.\n"
     assert det(one(report), "attribution") == 0
 
 
-def test_attribution_in_the_same_section_quotes_both_lines():
-    report = "# R\n\n## Miner\n\nkworkerd runs.\n\nIt came in over SSH.\n"
+@pytest.mark.parametrize(
+    ("report", "where"),
+    [
+        ("# R\n\nkworkerd runs.\n\nIt came in over SSH.\n", "the block after"),
+        ("# R\n\nIt came in over SSH:\n\n- kworkerd runs.\n", "the block before"),
+        ("# R\n\n## Came in over SSH\n\nkworkerd runs.\n", "the block before"),
+    ],
+)
+def test_attribution_in_the_block_before_or_after_quotes_both_lines(report, where):
     claim = one(report).detection["attribution"]
     assert claim.value == 1
-    assert claim.quotes == ("It came in over SSH.", "kworkerd runs.")
+    assert set(claim.quotes) == {
+        next(line.strip("#- ") for line in report.splitlines() if "SSH" in line),
+        next(line.strip("#- ") for line in report.splitlines() if "kworkerd" in line),
+    }
     assert "`SSH`" in claim.rationale and "`kworkerd`" in claim.rationale
+    assert where in claim.rationale
+
+
+def test_an_executive_summary_naming_everything_does_not_attribute_every_item():
+    report = (
+        "# Report\n\n## Executive summary\n\n"
+        "- Initial access: SSH brute force from 203.0.113.45.\n"
+        "- Miner: kworkerd under /var/tmp/.cache.\n"
+        "- Persistence: a systemd unit and a root crontab.\n"
+        "- Pool: xmr.pool.example.net:3333.\n"
+    )
+    rng = make_range(
+        chk("CHK-01"),
+        chk("CHK-02", indicators=("crontab",)),
+        chk("CHK-03", indicators=("xmr.pool.example.net",)),
+    )
+    verdicts = judge(rng, submission(report))
+    assert det(verdicts["CHK-01"], "attribution") == 1  # the list item right after
+    assert det(verdicts["CHK-02"], "attribution") == 0  # two items away
+    assert det(verdicts["CHK-03"], "attribution") == 0
 
 
 def test_attribution_on_the_indicator_line_is_one_quote():
@@ -407,6 +438,73 @@ def test_no_attribution_terms_gives_zero_with_the_reason():
     claim = one("kworkerd over SSH\n", attribution=()).detection["attribution"]
     assert claim.value == 0
     assert "no Attribution terms" in claim.rationale
+
+
+# --------------------------------------------------------------------------- negation
+
+
+def test_a_negated_indicator_is_not_a_discovery():
+    report = "# R\n\nWe found no trace of xmrig on the host (/var/tmp was clean).\n"
+    verdict = one(report, indicators=("xmrig",))
+    for name in ("discovery", "evidence", "attribution"):
+        assert det(verdict, name) == 0, name
+    claim = verdict.detection["discovery"]
+    assert "appear only where the report negates them (line 3)" in claim.rationale
+
+
+def test_a_negated_attribution_term_does_not_attribute():
+    report = "# R\n\nkworkerd runs from /var/tmp/.cache; this was not a brute force attack.\n"
+    claim = one(report, attribution=("brute force",)).detection["attribution"]
+    assert claim.value == 0
+
+
+@pytest.mark.parametrize(
+    ("report", "stated"),
+    [
+        ("No kworkerd process was found.", False),
+        ("We did not see kworkerd running.", False),
+        ("There is no evidence that the attacker started kworkerd.", False),
+        ("Earlier reports of kworkerd were ruled out.", False),
+        ("A miner rather than kworkerd.", False),
+        ("kworkerd was started without a terminal.", True),  # the negation follows the term
+        ("No shell history survived, but kworkerd runs.", True),  # cut at the comma
+        ("Nothing in the logs or on disk explains kworkerd.", True),  # too far before
+        ("The unit never started (the running kworkerd came from nohup).", True),
+        ("Missing: kworkerd in the inventory.", True),
+    ],
+)
+def test_negation_is_scoped_to_the_term(report, stated):
+    assert det(one(f"# R\n\n{report}\n"), "discovery") == int(stated)
+
+
+def test_a_negation_the_items_criterion_states_is_the_finding():
+    checkpoint = Checkpoint(
+        id="CHK-01",
+        name="Rate limiting",
+        detection_criteria="Notes that nothing throttled the attempts (no fail2ban).",
+        indicators=("fail2ban",),
+        attribution_terms=("brute force",),
+        remediation_terms=("fail2ban",),
+    )
+    report = "# R\n\nThere is no fail2ban, so the brute force ran for 12 minutes.\n"
+    verdict = judge(make_range(checkpoint), submission(report))["CHK-01"]
+    assert det(verdict, "discovery") == 1 and det(verdict, "attribution") == 1
+    # Another item's criterion does not make the same words a finding.
+    assert det(one(report, indicators=("fail2ban",)), "discovery") == 0
+
+
+def test_remediation_advised_against_does_not_count():
+    plan = (
+        "# Plan\n\n## kworkerd\n\nDo not kill kworkerd yet. Never rm the binary before imaging.\n"
+    )
+    claim = one("kworkerd", plan).plan["correctness"]
+    assert claim.value == 0
+    assert "Advised against, so not counted: line 5." in claim.rationale
+
+
+def test_advice_against_is_scoped_to_the_term():
+    plan = "# Plan\n\n## kworkerd\n\nDon't wait: kill kworkerd and rm the binary.\n"
+    assert pln(one("kworkerd", plan), "correctness") == 1
 
 
 # --------------------------------------------------------------------------- correctness
@@ -507,7 +605,7 @@ def test_relevant_passages_are_the_sections_naming_an_indicator():
     verdict = one("kworkerd", plan)
     assert pln(verdict, "correctness") == 0  # kill/rm are only in an unrelated section
     assert pln(verdict, "completeness") == 0
-    assert "'Miner', chosen by Indicator or checkpoint id" in verdict.plan["correctness"].rationale
+    assert "(plan section 'Miner')" in verdict.plan["correctness"].rationale
 
 
 def test_relevant_passages_by_checkpoint_id():
@@ -517,12 +615,29 @@ def test_relevant_passages_by_checkpoint_id():
     assert verdict.plan["correctness"].quotes == ("kill 4127; rm the binary; verify.",)
 
 
-def test_relevant_passages_fall_back_to_sections_with_a_remediation_term():
-    plan = "# Plan\n\n## Cleanup\n\nkill 4127 and rm the binary.\n\n## Later\n\nVerify.\n"
+def test_an_unrelated_plan_section_with_generic_kill_and_verify_words_earns_nothing():
+    plan = (
+        "# Plan\n\n## Web server maintenance\n\n"
+        "kill the stale php-fpm workers, rm the page cache, then verify the site and "
+        "monitor the load.\n"
+    )
     verdict = one("kworkerd", plan)
-    assert pln(verdict, "correctness") == 1
-    assert pln(verdict, "completeness") == 0  # "Verify" is in a section with no term
-    assert "chosen by Remediation term" in verdict.plan["correctness"].rationale
+    assert pln(verdict, "correctness") == 0 and pln(verdict, "completeness") == 0
+    for name in ("correctness", "completeness"):
+        assert verdict.plan[name].rationale == (
+            "The plan never addresses this item: no section of the plan, nor any remediation "
+            "section of the report, mentions an Indicator (`kworkerd`) or CHK-01."
+        )
+
+
+def test_a_reports_remediation_section_counts_only_when_it_names_the_item():
+    report = (
+        "# Report\n\n## Findings\n\nkworkerd runs.\n\n"
+        "## Recommendations\n\n- kill what runs, rm what was dropped, verify with ps.\n"
+    )
+    verdict = one(report, "# Plan\n\nTo be written.\n")
+    assert pln(verdict, "correctness") == 0 and pln(verdict, "completeness") == 0
+    assert "never addresses this item" in verdict.plan["correctness"].rationale
 
 
 def test_relevant_passages_fall_back_to_the_reports_remediation_sections():
@@ -541,7 +656,7 @@ def test_the_reports_findings_are_not_a_plan():
     report = "# Report\n\n## Findings\n\nkworkerd runs; the attacker ran kill and rm. Verified.\n"
     verdict = one(report, "# Plan\n\nTo be written.\n")
     assert pln(verdict, "correctness") == 0 and pln(verdict, "completeness") == 0
-    assert "No passage about this item" in verdict.plan["correctness"].rationale
+    assert "The plan never addresses this item" in verdict.plan["correctness"].rationale
     assert "CHK-01" in verdict.plan["completeness"].rationale
 
 
@@ -604,6 +719,28 @@ def test_a_negated_mention_is_not_fabrication():
     )
     rng = make_range(chk(), facts=("No CVE is involved.",))
     assert judge(rng, submission(report))["CHK-01"].penalties == ()
+
+
+def test_a_negation_after_the_cve_does_not_excuse_it():
+    report = FINDINGS.format(
+        line="xmrig was installed after exploiting CVE-2024-6387 with no authentication required."
+    )
+    rng = make_range(chk(), facts=("No CVE is involved.",))
+    (flag,) = judge(rng, submission(report))["CHK-01"].penalties
+    assert "CVE-2024-6387" in flag.detail
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "CVE-2024-6387 (regreSSHion) was ruled out: sshd is patched.",
+        "We found no evidence of CVE-2024-6387 being used.",
+        "The attacker did not need CVE-2024-6387.",
+    ],
+)
+def test_negated_cve_forms_are_not_fabrication(line):
+    rng = make_range(chk(), facts=("No CVE is involved.",))
+    assert judge(rng, submission(FINDINGS.format(line=line)))["CHK-01"].penalties == ()
 
 
 def test_negation_in_another_clause_does_not_excuse_a_mention():
@@ -741,22 +878,51 @@ def test_dangerous_advice_leaves_safe_commands_alone(command):
 @pytest.mark.parametrize(
     "body",
     [
-        "Take a snapshot first, then:\n\n```\niptables -F\n```",  # the block before
-        "```\niptables -F\n```\n\nWarning: this drops every rule.",  # the block after
-        "- iptables -F (risk: the host is open until the new rules load)",  # the same block
+        "- iptables -F (risk: the host is open until the new rules load)",
         "- Back up the rules, then iptables -F",
         "- iptables -F during the maintenance window",
         "- ⚠ iptables -F",
+        "- iptables -F (caution: expect a short outage)",
+        "```\n# WARNING: drops every rule; iptables-save first\niptables -F\n```",
+        "```\niptables -F   # take a snapshot of the rules before\n```",
     ],
 )
-def test_a_risk_note_nearby_excuses_a_destructive_command(body):
+def test_a_risk_note_in_the_same_block_excuses_a_destructive_command(body):
     assert one("kworkerd", plan_with(body)).penalties == ()
 
 
-def test_a_risk_note_two_blocks_away_does_not_count():
-    body = "Take a snapshot first.\n\nThen flush:\n\n```\niptables -F\n```"
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Take a snapshot first, then:\n\n```\niptables -F\n```",  # the block before
+        "```\niptables -F\n```\n\nWarning: this drops every rule.",  # the block after
+        "Take a snapshot first.\n\nThen flush:\n\n```\niptables -F\n```",  # two blocks away
+        "- iptables -F to lower the risk of reinfection",  # a bare "risk" is not a note
+    ],
+)
+def test_a_risk_word_outside_the_block_or_not_worded_as_a_note_does_not_count(body):
     (flag,) = one("kworkerd", plan_with(body)).penalties
-    assert flag.quote == "iptables -F"
+    assert "iptables -F" in flag.quote
+    assert "in its own block" in flag.detail
+
+
+def test_a_risk_note_in_a_distant_paragraph_does_not_excuse_the_command():
+    plan = (
+        "# Plan\n\n## Backups\n\nTake a full backup and a snapshot of every VM first.\n\n"
+        "## Miner kworkerd\n\nkill kworkerd and rm the binary.\n\n```\nrm -rf /var/www\n```\n"
+    )
+    (flag,) = one("kworkerd", plan).penalties
+    assert flag.rule == "dangerous_advice" and flag.quote == "rm -rf /var/www"
+
+
+def test_advice_against_a_command_is_scoped_to_the_command():
+    (flag,) = one("kworkerd", plan_with("- Don't wait: iptables -F now.")).penalties
+    assert flag.quote == "Don't wait: iptables -F now."
+
+
+def test_a_destructive_command_outside_every_items_passages_is_not_flagged():
+    plan = plan_with("## Misc\n\n```\niptables -F\n```")
+    assert one("kworkerd", plan).penalties == ()  # a documented limitation
 
 
 @pytest.mark.parametrize(
@@ -883,9 +1049,12 @@ def test_every_quote_on_a_rich_sample_passes_grounding():
     assert flag.rule == "dangerous_advice" and flag.quote == "systemctl stop auditd"
 
 
-def test_a_line_with_dots_falls_back_to_its_piece_between_ellipses():
-    verdicts = judge(rich_range(), rich_submission())
-    assert verdicts["CHK-03"].detection["discovery"].quotes == ("kworkerd started",)
+def test_a_line_with_dots_is_quoted_as_written():
+    verdicts = judge(rich_range(), rich_submission())  # grounding finds "..." literally
+    assert verdicts["CHK-03"].detection["discovery"].quotes == ("kworkerd started... ok",)
+    report = "# R\n\n- hash 3f9a...e1c2 of kworkerd seen at /var/tmp/x\n"
+    claim = one(report).detection["evidence"]
+    assert claim.quotes == ("hash 3f9a...e1c2 of kworkerd seen at /var/tmp/x",)
 
 
 def test_a_long_line_is_trimmed_to_300_characters_around_the_match():
@@ -941,3 +1110,124 @@ def test_every_quote_on_the_samples_passes_grounding(run_id, range_id):
         assert (verdict.plan is None) == (not checkpoint.has_plan)
     again = asyncio.run(RulesJudge().judge(rng, sub))
     assert tuple(verdicts.values()) == again.verdicts
+
+
+# Every sample's score, per checkpoint (detection total, plan total; None when N/A), and the
+# summary (detection score/max, plan score/max, diagnosis). A change to the judge or to the
+# sample data shows up here as a diff: update it only after reading why.
+SAMPLE_SCORES = {
+    "ssh-miner": (
+        {
+            "CHK-01": (3, 2),
+            "CHK-02": (3, 2),
+            "CHK-03": (3, 2),
+            "CHK-04": (3, 1),
+            "CHK-05": (3, 2),
+            "CHK-06": (3, None),
+            "CHK-07": (3, None),
+            "CHK-08": (3, None),
+            "CHK-09": (3, None),
+            "CHK-10": (3, 2),
+            "CHK-11": (3, 2),
+            "CHK-12": (3, 2),
+            "CHK-13": (3, 2),
+            "CHK-14": (3, 2),
+            "CHK-15": (3, 1),
+            "CHK-16": (3, None),
+            "CHK-17": (0, None),
+            "CHK-18": (1, 1),
+            "CHK-19": (3, 1),
+            "CHK-20": (3, 2),
+            "CHK-21": (2, 1),
+            "CHK-22": (2, 1),
+            "CHK-23": (3, 2),
+        },
+        (62, 69, 28, 34, "All-round"),
+    ),
+    "redis-exposed": (
+        {
+            "CHK-01": (2, 1),
+            "CHK-02": (3, 0),
+            "CHK-03": (3, 1),
+            "CHK-04": (3, None),
+            "CHK-05": (3, 0),
+            "CHK-06": (3, None),
+            "CHK-07": (3, 0),
+            "CHK-08": (3, 0),
+            "CHK-09": (0, 0),
+            "CHK-10": (3, 0),
+            "CHK-11": (3, 0),
+            "CHK-12": (None, 0),
+        },
+        (29, 33, 2, 20, "Plan bottleneck"),
+    ),
+    "weak-baseline": (
+        {
+            "CHK-01": (0, 1),
+            "CHK-02": (0, 1),
+            "CHK-03": (3, 1),
+            "CHK-04": (2, 0),
+            "CHK-05": (3, 2),
+            "CHK-06": (0, 0),
+            "CHK-07": (1, 0),
+            "CHK-08": (0, 0),
+            "CHK-09": (3, 0),
+            "CHK-10": (0, 0),
+            "CHK-11": (2, None),
+            "CHK-12": (0, None),
+        },
+        (14, 36, 5, 20, "Analysis blind spot"),
+    ),
+}
+SAMPLE_PENALTIES = {
+    "ssh-miner": {},
+    "redis-exposed": {},
+    "weak-baseline": {
+        "CHK-01": ("fabrication",),  # CVE-2023-38408
+        "CHK-02": ("fabrication",),
+        "CHK-04": ("dangerous_advice",),  # systemctl disable --now auditd
+        "CHK-09": ("dangerous_advice",),  # chmod -R 777 /var/www
+        "CHK-12": ("fabrication",),  # /etc/sudoers.d/99-nopasswd
+    },
+}
+
+
+def test_the_pinned_samples_are_the_shipped_ones():
+    assert sorted(SAMPLE_SCORES) == sorted(r for run, r in sample_runs() if run == "demo")
+
+
+@pytest.mark.parametrize("range_id", sorted(SAMPLE_SCORES))
+def test_sample_scores_are_pinned(range_id):
+    rng = load_range(REPO / "ranges", range_id)
+    evaluation = evaluate(rng, load_submission(REPO / "runs", "demo", rng), RulesJudge())
+    totals = {
+        item.chk_id: (
+            item.detection.total if item.detection else None,
+            item.plan.total if item.plan else None,
+        )
+        for item in evaluation.items
+    }
+    summary = evaluation.summary
+    expected_items, expected_summary = SAMPLE_SCORES[range_id]
+    assert totals == expected_items
+    assert (
+        summary.detection.score,
+        summary.detection.max,
+        summary.plan.score,
+        summary.plan.max,
+        summary.diagnosis,
+    ) == expected_summary
+    penalties = {
+        item.chk_id: tuple(penalty.rule for penalty in item.penalties)
+        for item in evaluation.items
+        if item.penalties
+    }
+    assert penalties == SAMPLE_PENALTIES[range_id]
+
+
+def test_ssh_miner_has_the_skill_examples_maxima():
+    rng = load_range(REPO / "ranges", "ssh-miner")
+    scopes = [checkpoint.scope for checkpoint in rng.checkpoints]
+    assert (len(scopes), scopes.count("detection-only"), scopes.count("plan-only")) == (23, 6, 0)
+    _, (_, detection_max, _, plan_max, _) = SAMPLE_SCORES["ssh-miner"]
+    assert (detection_max, plan_max) == (23 * 3, 17 * 2)

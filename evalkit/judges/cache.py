@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 CACHE_FORMAT = 1
+# The one definition of the key's variable: the judge and the estimate import it from here
+# (this module imports nothing of theirs, so there is no import cycle).
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 
@@ -140,6 +142,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 __all__ = [
+    "API_KEY_ENV",
     "CACHE_FORMAT",
     "CacheEntry",
     "ResponseCache",

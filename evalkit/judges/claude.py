@@ -12,7 +12,9 @@ How one evaluation is judged
   reads it from the prompt cache. Because a prompt-cache entry becomes readable
   only once the call that wrote it has answered, the first call is sent alone
   and the rest wait for it (``warm_cache``; by default only when the prefix is
-  long enough to be cached at all).
+  long enough to be cached at all, by the same :func:`prefix_tokens` estimate
+  that :mod:`.estimate` uses). Both documents are fenced with one boundary
+  token derived from both texts, so neither can contain an end marker.
 * **Structured output**: ``output_config.format`` is a JSON schema
   (:data:`VERDICT_SCHEMA`); no ``temperature``, no forced ``tool_choice``.
   The answer is checked (JSON, schema, a dimension present exactly when the
@@ -20,18 +22,22 @@ How one evaluation is judged
   (``max_tokens``) or refused answer is retried once, in the same conversation
   (the cached prefix intact) with the problem stated; a second failure makes
   the item ``status: error`` and the run goes on.
-* **Resilience**: the SDK retries each call (``max_retries``); around it,
-  429/408/409/5xx/529, dropped connections, timeouts and unreadable response
-  bodies are retried ``max_attempts`` times with exponential backoff and
-  jitter, waiting at least what ``retry-after``/``retry-after-ms`` asks. The
+* **Resilience**: the SDK retries each call ``max_retries`` times (default 1);
+  around it, 429/408/409/5xx/529, dropped connections, timeouts and unreadable
+  response bodies are retried ``max_attempts`` times with exponential backoff
+  and jitter, waiting at least what ``retry-after``/``retry-after-ms`` asks.
+  The SDK sleeps between its retries while holding a concurrency slot;
+  evalkit's backoff releases the slot, so other items proceed meanwhile. The
   whole judging is bounded by ``total_timeout_s``: items unfinished by then are
-  ``status: error``, finished ones are kept. A 401/403 stops the run at once
-  with :class:`~evalkit.errors.JudgeError`; any other 4xx fails only its item.
+  ``status: error``, finished ones are kept. A 401 (authentication), 403
+  (permission) or 404 (model not found) stops the run at once with
+  :class:`~evalkit.errors.JudgeError`; any other 4xx fails only its item.
 * **Response cache** (:mod:`.cache`): each valid answer is written to disk as it
   arrives, keyed by model, prompt hash, rendered request and sample index.
 * **Records**: one JSON-ready dict per call (cache hits included) with the
   request body, the raw response, usage, latency and cost; never a header and
-  never the key.
+  never the key. A call to a model the price table does not know costs
+  ``None`` (unknown), and so does any total it is part of; a cache hit costs 0.
 
 The API key is read from ``ANTHROPIC_API_KEY`` by the SDK itself, only when a
 call has to be made: a fully cached re-run needs no key and no network.
@@ -74,7 +80,7 @@ from ..model import (
 )
 from . import DEFAULT_CLAUDE_MODEL
 from .base import JudgeResult, ProgressCallback
-from .cache import ResponseCache, SecretInCacheError, cache_key
+from .cache import API_KEY_ENV, ResponseCache, SecretInCacheError, cache_key
 from .pricing import cost_usd, min_cacheable_tokens, price_warning
 
 if TYPE_CHECKING:  # the SDK is imported lazily: building a judge needs no network stack
@@ -82,7 +88,6 @@ if TYPE_CHECKING:  # the SDK is imported lazily: building a judge needs no netwo
 
 log = logging.getLogger(__name__)
 
-API_KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MODEL = DEFAULT_CLAUDE_MODEL
 # One answer per item. Repeats (K answers, majority vote) are on the roadmap; the sample
 # index is already part of every cache key and record so they need no migration.
@@ -94,12 +99,14 @@ REQUIRED_TEMPLATES: tuple[str, ...] = ("system.md", "item.md")
 OPTIONAL_TEMPLATES: tuple[str, ...] = ("documents.md", "retry.md")
 VERSION_FILE = "VERSION"
 
-# Outer retry policy (around the SDK's own retries).
+# The SDK's own retries per call: few, because the SDK sleeps inside the concurrency slot.
+DEFAULT_MAX_RETRIES = 1
+# Outer retry policy (around the SDK's own retries; its backoff releases the slot).
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_BACKOFF_BASE_S = 2.0
 DEFAULT_BACKOFF_MAX_S = 60.0
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every status >= 500 (529 overloaded too)
-CHARS_PER_TOKEN = 4  # the local token estimate used for the warm-up decision and by `estimate`
+CHARS_PER_TOKEN = 4  # the local token estimate (estimate_tokens, prefix_tokens)
 MAX_PROBLEM_CHARS = 400
 # A truncated answer is retried with twice the max_tokens, up to this (unless set higher).
 RETRY_MAX_TOKENS_CAP = 16384
@@ -108,14 +115,15 @@ RETRY_MAX_TOKENS_CAP = 16384
 
 
 def _subscore_schema() -> dict[str, Any]:
+    # Evidence before verdict: the model writes its quotes and rationale, then the score.
     return {
         "type": "object",
         "properties": {
-            "score": {"enum": [0, 1]},
             "quotes": {"type": "array", "items": {"type": "string"}},
             "rationale": {"type": "string"},
+            "score": {"enum": [0, 1]},
         },
-        "required": ["score", "quotes", "rationale"],
+        "required": ["quotes", "rationale", "score"],
         "additionalProperties": False,
     }
 
@@ -252,6 +260,11 @@ def _dimension(
         score = sub["score"]
         if isinstance(score, bool) or not isinstance(score, int) or score not in (0, 1):
             raise InvalidAnswer(f"{dimension}/{name}/score must be the integer 0 or 1")
+        if score == 1 and not any(quote.strip() for quote in sub["quotes"]):
+            raise InvalidAnswer(
+                f"{dimension}/{name} is 1 but has no quote: a point needs the exact passage "
+                "it rests on in quotes (or score it 0)"
+            )
         claims[name] = SubScoreVerdict(
             value=score, quotes=tuple(sub["quotes"]), rationale=sub["rationale"]
         )
@@ -268,9 +281,14 @@ class _DocumentView:
     boundary: str
 
 
-def _boundary(text: str) -> str:
-    # Derived from the content, so a document cannot contain its own end marker.
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+def _boundary(*texts: str) -> str:
+    """One fence token for all ``texts``, derived from all of them.
+
+    A document cannot contain a hash of itself, so none of the texts can contain the
+    end marker; one token per document would let one document forge the other's.
+    """
+    joined = "\0".join(texts)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -344,8 +362,10 @@ class PromptSet:
         return self._render("system.md")
 
     def documents(self, rng: Range, submission: Submission) -> str:
+        boundary = _boundary(submission.report.text, submission.plan.text)
+
         def view(doc: Any) -> _DocumentView:
-            return _DocumentView(filename=doc.filename, text=doc.text, boundary=_boundary(doc.text))
+            return _DocumentView(filename=doc.filename, text=doc.text, boundary=boundary)
 
         return self._render(
             "documents.md",
@@ -412,6 +432,18 @@ def correction_request(
 def estimate_tokens(text: str) -> int:
     """The local token estimate: one token per four characters, rounded up."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def prefix_tokens(body: Mapping[str, Any]) -> int:
+    """The local estimate of a request's shared, cacheable prefix.
+
+    The system prompt, the output schema (the API turns it into instructions it adds
+    to the prompt) and the documents block, each rounded up on its own. Both the
+    warm-up decision and :mod:`.estimate` use it, so they agree on what is cached.
+    """
+    schema = json.dumps(body["output_config"]["format"]["schema"], separators=(",", ":"))
+    documents = body["messages"][0]["content"][0]["text"]
+    return estimate_tokens(body["system"]) + estimate_tokens(schema) + estimate_tokens(documents)
 
 
 # --------------------------------------------------------------------------- secrets
@@ -488,8 +520,8 @@ def retry_after_seconds(headers: Any) -> float | None:
 # --------------------------------------------------------------------------- the judge
 
 
-class _AuthFailed(Exception):
-    """A 401/403: the whole run stops."""
+class _RunStopped(Exception):
+    """A 401, 403 or 404: no call can succeed, the whole run stops with this message."""
 
 
 class _CallFailed(Exception):
@@ -497,7 +529,7 @@ class _CallFailed(Exception):
 
 
 class _Stopped(Exception):
-    """The run is stopping (another item hit an auth error): send nothing more."""
+    """The run is stopping (another item hit a 401/403/404): send nothing more."""
 
 
 @dataclass
@@ -512,7 +544,6 @@ class _Item:
 
 @dataclass
 class _Run:
-    items: list[_Item]
     client: Any
     cache: ResponseCache | None
     semaphore: asyncio.Semaphore
@@ -522,7 +553,7 @@ class _Run:
     price_note: str | None
     records: list[dict[str, Any]] = field(default_factory=list)
     attempts: dict[tuple[str, int], int] = field(default_factory=dict)
-    stopped: bool = False  # set on an auth error, before anything else can be sent
+    stopped: bool = False  # set on a 401/403/404, before anything else can be sent
 
     def next_attempt(self, chk_id: str, sample: int) -> int:
         n = self.attempts.get((chk_id, sample), 0) + 1
@@ -553,7 +584,7 @@ def _usage_from_record(record: Mapping[str, Any]) -> Usage:
         output_tokens=u["output_tokens"],
         cache_creation_input_tokens=u["cache_creation_input_tokens"],
         cache_read_input_tokens=u["cache_read_input_tokens"],
-        cost_usd=u["cost_usd"] or 0.0,
+        cost_usd=u["cost_usd"],  # None for a call to an unpriced model: unknown, not free
         latency_s=u["latency_s"],
         cached_responses=u["cached_responses"],
     )
@@ -568,10 +599,16 @@ class ClaudeJudge:
     but still store fresh ones); ``max_tokens`` per answer; ``timeout_s`` per HTTP request;
     ``total_timeout_s`` for the whole judging; ``max_retries`` (the SDK's, per call);
     ``base_url`` (else ``ANTHROPIC_BASE_URL``, else the API); ``client`` (an
-    ``AsyncAnthropic`` to use instead of building one; it is not closed). Tuning:
+    ``AsyncAnthropic`` to use instead of building one: the judge uses a copy of it with its
+    own ``max_retries``, ``timeout_s`` and HTTP observer, and never closes it). Tuning:
     ``max_attempts`` (evalkit's own tries per call), ``backoff_base_s``/``backoff_max_s``,
-    ``warm_cache`` (None: send the first
-    call alone when the prefix is cacheable; True/False: always/never).
+    ``warm_cache`` (None: send the first call alone when the prefix is cacheable;
+    True/False: always/never).
+
+    ``max_retries`` defaults to 1 so that retries mostly happen in evalkit's own backoff
+    loop (``max_attempts``): the SDK sleeps between its retries *inside* the concurrency
+    slot, keeping it from other items, whereas evalkit's backoff releases the slot while it
+    waits. Both honour ``retry-after``.
     """
 
     def __init__(
@@ -585,7 +622,7 @@ class ClaudeJudge:
         max_tokens: int = 2048,
         timeout_s: float = 120,
         total_timeout_s: float = 1800,
-        max_retries: int = 4,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         base_url: str | None = None,
         client: AsyncAnthropic | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
@@ -697,9 +734,7 @@ class ClaudeJudge:
         if self.warm_cache is not None:
             return self.warm_cache
         # Warming only pays when the prefix is long enough for the model to cache it at all.
-        body = items[0].body
-        prefix = body["system"] + body["messages"][0]["content"][0]["text"]
-        return estimate_tokens(prefix) >= min_cacheable_tokens(self.model)
+        return prefix_tokens(items[0].body) >= min_cacheable_tokens(self.model)
 
     def preflight(self, rng: Range, submission: Submission) -> int:
         """How many (item, sample) answers must come from the API; no network.
@@ -709,11 +744,11 @@ class ClaudeJudge:
         """
         items = self._plan(rng, submission, self._cache())
         pending = sum(1 for item in items for hit in item.hits if hit is None)
-        self._require_key(pending)
+        self._require_key(needs_api=pending > 0)
         return pending
 
-    def _require_key(self, pending: int) -> None:
-        if pending and self._client is None and not os.environ.get(API_KEY_ENV, "").strip():
+    def _require_key(self, *, needs_api: bool) -> None:
+        if needs_api and self._client is None and not os.environ.get(API_KEY_ENV, "").strip():
             raise JudgeError(
                 f"{API_KEY_ENV} is not set: export it to judge with Claude "
                 "(only a fully cached re-run works without it)"
@@ -731,42 +766,46 @@ class ClaudeJudge:
         cache = self._cache()
         items = self._plan(rng, submission, cache)
         needs_api = any(hit is None for item in items for hit in item.hits)
-        self._require_key(int(needs_api))
-        loop = asyncio.get_running_loop()
+        self._require_key(needs_api=needs_api)
         warm_owner = None
         if self._should_warm(items):
             first = next((i, s) for i in items for s, hit in enumerate(i.hits) if hit is None)
             warm_owner = (first[0].checkpoint.id, first[1])
-        client, owned = self._open_client() if needs_api else (None, False)
-        run = _Run(
-            items=items,
-            client=client,
-            cache=cache,
-            semaphore=asyncio.Semaphore(self.concurrency),
-            deadline=loop.time() + self.total_timeout_s,
-            warm=asyncio.Event(),
-            warm_owner=warm_owner,
-            price_note=price_warning(self.model),
-        )
-        if warm_owner is None:
-            run.warm.set()
-        if run.price_note and needs_api:
-            log.warning("claude judge: %s", run.price_note)
         verdicts: dict[str, Verdict] = {}
-        tasks = [
-            asyncio.create_task(self._judge_item(run, item, verdicts, on_item_done))
-            for item in items
-        ]
+        tasks: list[asyncio.Task[None]] = []
+        client: Any = None
+        owned = False
         try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            if needs_api:
+                client, owned = self._open_client()
+            run = _Run(
+                client=client,
+                cache=cache,
+                semaphore=asyncio.Semaphore(self.concurrency),
+                deadline=asyncio.get_running_loop().time() + self.total_timeout_s,
+                warm=asyncio.Event(),
+                warm_owner=warm_owner,
+                price_note=price_warning(self.model),
+            )
+            if warm_owner is None:
+                run.warm.set()
+            if run.price_note and needs_api:
+                log.warning("claude judge: %s", run.price_note)
+            tasks = [
+                asyncio.create_task(self._judge_item(run, item, verdicts, on_item_done))
+                for item in items
+            ]
+            if tasks:
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         finally:
-            # On the first failure (an auth error, a failing progress callback) or when judge()
-            # itself is cancelled, nothing else may keep running or spending.
+            # On the first failure (a 401/403/404, a failing progress callback), on any error
+            # above, or when judge() itself is cancelled, nothing else may keep running or
+            # spending, and the client is closed only once nothing uses it.
             for task in tasks:
                 if not task.done():
                     task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            if owned and client is not None:
+            if owned:
                 await client.close()
         failures = [
             t.exception()
@@ -774,10 +813,8 @@ class ClaudeJudge:
             if not t.cancelled() and t.exception() and not isinstance(t.exception(), _Stopped)
         ]
         for failure in failures:
-            if isinstance(failure, _AuthFailed):
-                raise JudgeError(
-                    f"authentication failed: check {API_KEY_ENV} ({failure})"
-                ) from None
+            if isinstance(failure, _RunStopped):
+                raise JudgeError(str(failure)) from None
         if failures:
             raise failures[0]
         records = sorted(
@@ -799,8 +836,10 @@ class ClaudeJudge:
 
     def _open_client(self) -> tuple[Any, bool]:
         if self._client is not None:
-            # A copy that shares the caller's connection pool: not ours to close.
-            return self._client.with_middleware(_observe_http), False
+            # A copy with this judge's retries, timeout and HTTP observer (appended after the
+            # caller's own middleware). It shares the caller's connection pool: not ours to close.
+            client = self._client.with_options(max_retries=self.max_retries, timeout=self.timeout_s)
+            return client.with_middleware(_observe_http), False
         from anthropic import AsyncAnthropic
 
         # No api_key argument: the SDK reads ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL when
@@ -940,6 +979,7 @@ class ClaudeJudge:
             APIResponseValidationError,
             APIStatusError,
             AuthenticationError,
+            NotFoundError,
             PermissionDeniedError,
         )
 
@@ -948,9 +988,13 @@ class ClaudeJudge:
         while True:
             http: list[dict[str, Any]] = []
             token = _HTTP_LOG.set(http)
-            started = time.monotonic()
-            retry_after: float | None = None
             sent = False
+            response: dict[str, Any] | None = None
+            answered: float | None = None
+            # What the record says unless the call ends otherwise: only a cancellation (time
+            # budget, run stop) leaves a sent request without an outcome.
+            error: str | None = "cancelled before the response arrived (time budget or run stop)"
+            retry_after: float | None = None
             try:
                 async with run.semaphore:
                     if run.stopped:
@@ -958,61 +1002,23 @@ class ClaudeJudge:
                     started = time.monotonic()
                     sent = True
                     message = await run.client.messages.create(**body)
-                latency = time.monotonic() - started
-                raw = message.to_dict(mode="json") if hasattr(message, "to_dict") else None
-                if not isinstance(raw, dict):
+                answered = time.monotonic()
+                # A 200 whose JSON is null, a list or a scalar is not parsed into a Message.
+                if not hasattr(message, "to_dict"):
                     raise _Malformed(f"unreadable response body ({type(message).__name__})")
-                self._record(
-                    run,
-                    item,
-                    sample,
-                    turn=turn,
-                    cached=False,
-                    request=body,
-                    response=raw,
-                    error=None,
-                    latency=latency,
-                    http=http,
-                )
-                return raw
+                response, error = message.to_dict(mode="json"), None
+                return response
             except _Stopped:
                 raise
-            except asyncio.CancelledError:
-                if sent:  # the request may have been billed: keep it on record
-                    self._record(
-                        run,
-                        item,
-                        sample,
-                        turn=turn,
-                        cached=False,
-                        request=body,
-                        response=None,
-                        error="cancelled before the response arrived (time budget or run stop)",
-                        latency=time.monotonic() - started,
-                        http=http,
-                    )
-                raise
-            except (AuthenticationError, PermissionDeniedError) as exc:
+            except (AuthenticationError, PermissionDeniedError, NotFoundError) as exc:
                 run.stopped = True
-                message_text = redact(f"HTTP {exc.status_code}: {exc.api_message or exc.message}")
-                self._record(
-                    run,
-                    item,
-                    sample,
-                    turn=turn,
-                    cached=False,
-                    request=body,
-                    response=None,
-                    error=message_text,
-                    latency=time.monotonic() - started,
-                    http=http,
-                )
-                raise _AuthFailed(message_text) from None
+                error = redact(f"HTTP {exc.status_code}: {exc.api_message or exc.message}")
+                raise _RunStopped(stop_message(exc, self.model)) from None
             except APIStatusError as exc:
                 error = redact(_describe_status(exc))
                 retryable = exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
                 retry_after = retry_after_seconds(exc.response.headers)
-            except APIConnectionError as exc:
+            except APIConnectionError as exc:  # APITimeoutError included
                 error = redact(f"{type(exc).__name__}: {exc.message}")
                 retryable = True
             except (APIResponseValidationError, *_UNREADABLE) as exc:
@@ -1023,18 +1029,19 @@ class ClaudeJudge:
                 retryable = False
             finally:
                 _HTTP_LOG.reset(token)
-            self._record(
-                run,
-                item,
-                sample,
-                turn=turn,
-                cached=False,
-                request=body,
-                response=None,
-                error=error,
-                latency=time.monotonic() - started,
-                http=http,
-            )
+                if sent:  # one record per request sent: it may have been billed
+                    self._record(
+                        run,
+                        item,
+                        sample,
+                        turn=turn,
+                        cached=False,
+                        request=body,
+                        response=response,
+                        error=error,
+                        latency=(answered or time.monotonic()) - started,
+                        http=http,
+                    )
             failures += 1
             if not retryable:
                 raise _CallFailed(error)
@@ -1118,6 +1125,16 @@ class _Malformed(Exception):
 _UNREADABLE: tuple[type[BaseException], ...] = (_Malformed, json.JSONDecodeError, UnicodeError)
 
 
+def stop_message(exc: Any, model: str) -> str:
+    """Why a 401, 403 or 404 from the API stops the run (shared with :mod:`.estimate`)."""
+    detail = redact(_clip(str(exc.api_message or exc.message), 300))
+    if exc.status_code == 404:
+        return f"model {model!r} not found: check --model (HTTP 404: {detail})"
+    if exc.status_code == 403:
+        return f"permission denied (HTTP 403): {detail}"
+    return f"authentication failed: check {API_KEY_ENV} (HTTP {exc.status_code}: {detail})"
+
+
 def _describe_status(exc: Any) -> str:
     kind = exc.type or type(exc).__name__
     detail = exc.api_message or exc.message
@@ -1134,6 +1151,8 @@ __all__ = [
     "correction_request",
     "estimate_tokens",
     "parse_verdict",
+    "prefix_tokens",
     "redact",
     "retry_after_seconds",
+    "stop_message",
 ]

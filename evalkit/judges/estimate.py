@@ -7,11 +7,15 @@ would send, then counts their input tokens in one of two ways:
   (``messages.count_tokens``, free of charge, needs ``ANTHROPIC_API_KEY``): one
   call for the shared prefix (system prompt, output schema and documents block)
   and one per checkpoint; an item's own tokens are its count minus the
-  prefix's. If counting fails for any reason but authentication, the local
+  prefix's. The calls run concurrently; the first failure cancels the others.
+  A 401, 403 or 404 (unknown model) is a :class:`~evalkit.errors.JudgeError`,
+  as in a judging run; if counting fails for any other reason, the local
   estimate is used instead and ``warning`` says so.
 * otherwise a local estimate, no network: one token per four characters of each
   text block (rounded up per block), plus the output schema's JSON length / 4
-  for the structured-output instructions the API adds. English prose runs at
+  for the structured-output instructions the API adds
+  (:func:`~evalkit.judges.claude.prefix_tokens`, which the judge also uses to
+  decide whether the prefix is worth warming the cache for). English prose runs at
   about 3.5-4 characters per token, so this is a rough figure (often low by up to
   ~15%); use token counting when the number matters.
 
@@ -32,8 +36,6 @@ in the response cache are not subtracted: the estimate is for a cold run.
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,13 +43,8 @@ from typing import Any
 
 from ..errors import JudgeError
 from ..model import Range, Submission
-from .claude import (
-    API_KEY_ENV,
-    CHARS_PER_TOKEN,
-    VERDICT_SCHEMA,
-    ClaudeJudge,
-    redact,
-)
+from .cache import API_KEY_ENV
+from .claude import ClaudeJudge, estimate_tokens, prefix_tokens, redact, stop_message
 from .pricing import cost_usd, min_cacheable_tokens, price_warning
 
 DEFAULT_OUTPUT_TOKENS_PER_ITEM = 350
@@ -83,14 +80,6 @@ class Estimate:
         return {**asdict(self), "total_input_tokens": self.total_input_tokens}
 
 
-def _local_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def _schema_tokens() -> int:
-    return _local_tokens(json.dumps(VERDICT_SCHEMA, separators=(",", ":")))
-
-
 def _prefix_body(body: dict[str, Any]) -> dict[str, Any]:
     first = body["messages"][0]
     return {
@@ -118,20 +107,28 @@ async def _count_with_api(
             result = await client.messages.count_tokens(**_count_params(body))
         return int(result.input_tokens)
 
-    counts = await asyncio.gather(count(_prefix_body(bodies[0])), *(count(b) for b in bodies))
-    prefix, totals = counts[0], counts[1:]
+    # A task group: the first failure cancels the other counts and waits for them, so the
+    # caller never closes the client under a request still in flight.
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(count(b)) for b in (_prefix_body(bodies[0]), *bodies)]
+    except ExceptionGroup as failed:
+        raise _first_failure(failed) from None
+    prefix, *totals = (task.result() for task in tasks)
     return prefix, [max(0, total - prefix) for total in totals]
 
 
+def _first_failure(group: ExceptionGroup) -> Exception:
+    """The failure that decides the outcome: one that stops the run, else the first."""
+    from anthropic import AuthenticationError, NotFoundError, PermissionDeniedError
+
+    fatal = (AuthenticationError, PermissionDeniedError, NotFoundError)
+    return next((f for f in group.exceptions if isinstance(f, fatal)), group.exceptions[0])
+
+
 def _count_locally(bodies: list[dict[str, Any]]) -> tuple[int, list[int]]:
-    first = bodies[0]
-    prefix = (
-        _local_tokens(first["system"])
-        + _schema_tokens()
-        + _local_tokens(first["messages"][0]["content"][0]["text"])
-    )
-    items = [_local_tokens(b["messages"][0]["content"][1]["text"]) for b in bodies]
-    return prefix, items
+    items = [estimate_tokens(b["messages"][0]["content"][1]["text"]) for b in bodies]
+    return prefix_tokens(bodies[0]), items
 
 
 async def estimate(
@@ -173,7 +170,13 @@ class _CountingFailed(Exception):
 async def _count_tokens(
     bodies: list[dict[str, Any]], base_url: str | None, client: Any | None, concurrency: int
 ) -> tuple[int, list[int]]:
-    from anthropic import AnthropicError, AsyncAnthropic, AuthenticationError, PermissionDeniedError
+    from anthropic import (
+        AnthropicError,
+        AsyncAnthropic,
+        AuthenticationError,
+        NotFoundError,
+        PermissionDeniedError,
+    )
 
     owned = client is None
     if owned:
@@ -185,10 +188,8 @@ async def _count_tokens(
         client = AsyncAnthropic(base_url=base_url, max_retries=2, timeout=60)
     try:
         return await _count_with_api(bodies, client=client, concurrency=concurrency)
-    except (AuthenticationError, PermissionDeniedError) as exc:
-        raise JudgeError(
-            f"authentication failed: check {API_KEY_ENV} (HTTP {exc.status_code})"
-        ) from None
+    except (AuthenticationError, PermissionDeniedError, NotFoundError) as exc:
+        raise JudgeError(stop_message(exc, bodies[0]["model"])) from None
     except (AnthropicError, ValueError, KeyError, TypeError) as exc:
         raise _CountingFailed(redact(f"{type(exc).__name__}: {exc}")[:300]) from None
     finally:

@@ -135,9 +135,10 @@ _VERIFICATION = re.compile(
     re.IGNORECASE,
 )
 
+# A risk note, in the destructive command's own block: worded as a note, not a bare "risk".
 _RISK_NOTE = re.compile(
-    r"\b(?:back(?:s|ed|ing)?[\s-]?ups?|snapshots?|risks?|risky|caution|warning"
-    r"|downtime|maintenance\s+windows?|data\s+loss)\b|\u26a0",
+    r"\b(?:back(?:s|ed|ing)?[\s-]?ups?|snapshots?|caution|warning|data\s+loss|downtime"
+    r"|outage|maintenance\s+windows?|irreversible)\b|\brisks?:|\u26a0",
     re.IGNORECASE,
 )
 
@@ -232,29 +233,101 @@ def _destructive(text: str) -> list[tuple[int, int, str]]:
 # --------------------------------------------------------------------------- negation
 
 _CLAUSE_END = re.compile(r"[;!?]|\.(?=\s|$)|\s[\u2014\u2013-]\s|\u2014")
-_NEGATION = re.compile(
-    r"\b(?:no|not|none|never|nothing|without|absent|missing)\b|n['\u2019]t\b",
+# Inside a clause, the reach of a negation stops at these (and, before the term, at a
+# parenthesis: "never started (the miner" does not negate "miner").
+_SCOPE_BREAK = re.compile(
+    r"[,:|]|\b(?:but|however|although|though|whereas|while|yet|except)\b", re.IGNORECASE
+)
+_PARENTHESIS = re.compile(r"[()]")
+NEGATION_REACH = 2  # at most this many words between a negating word and the term
+PHRASE_REACH = 5  # ... between a negating phrase and the term, or the term and "ruled out"
+_NEGATING_WORD = re.compile(
+    r"\b(?:no|not|never|none|nothing|neither|nor|without|cannot|rather\s+than|instead\s+of)\b"
+    r"|\b\w+n['\u2019]t\b",
     re.IGNORECASE,
 )
+_NEGATING_PHRASE = re.compile(
+    r"\bno\s+(?:evidence|signs?|traces?|indications?|records?)\b"
+    r"|\bnot\s+(?:vulnerable|affected|exploitable)\b"
+    r"|\bthere\s+(?:is|are|was|were)\s+no\b"
+    r"|\b(?:found|find|finds|saw|see|sees|observed|detected|shows?|showed)\s+no\b"
+    r"|\brul(?:e|es|ed|ing)\s+out\b",
+    re.IGNORECASE,
+)
+_RULED_OUT = re.compile(r"\bruled\s+out\b", re.IGNORECASE)
 _ADVISE_AGAINST = re.compile(
-    r"\b(?:do\s+not|never|avoid|instead\s+of|rather\s+than)\b|\bdon['\u2019]t\b",
+    r"\b(?:do\s+not|never|avoid(?:s|ing)?|instead\s+of|rather\s+than)\b|\bdon['\u2019]t\b",
     re.IGNORECASE,
 )
+_WORD = re.compile(r"\S*[A-Za-z0-9]\S*")
 
 
-def _clause(block: Block, start: int, end: int) -> str:
-    """The clause around ``[start, end)`` of the block's text (of its line, in code)."""
-    text = block.text
-    if block.kind == "code":
-        line = block.line_index(start)
-        offset = block.starts[line]
-        text, start, end = block.lines[line].text, start - offset, end - offset
+def _words(text: str) -> int:
+    """How many words ``text`` holds (runs of non-space with a letter or digit)."""
+    return len(_WORD.findall(text))
+
+
+def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """The clause of ``text`` around ``[start, end)``: (left, right)."""
     left = 0
     for match in _CLAUSE_END.finditer(text, 0, start):
         left = match.end()
     right_match = _CLAUSE_END.search(text, end)
-    right = right_match.start() if right_match else len(text)
-    return text[left:right]
+    return left, (right_match.start() if right_match else len(text))
+
+
+def _scope(text: str, start: int, end: int) -> tuple[str, str]:
+    """The clause's text before and after ``[start, end)``, each cut at the nearest break."""
+    left, right = _clause_bounds(text, start, end)
+    before = text[left:start]
+    breaks = [*_SCOPE_BREAK.finditer(before), *_PARENTHESIS.finditer(before)]
+    if breaks:
+        before = before[max(match.end() for match in breaks) :]
+    after = text[end:right]
+    cut = _SCOPE_BREAK.search(after)
+    if cut:
+        after = after[: cut.start()]
+    return before, after
+
+
+def _cue_within(pattern: re.Pattern[str], before: str, reach: int) -> bool:
+    """Does ``pattern`` end at most ``reach`` words before the end of ``before``?"""
+    cues = list(pattern.finditer(before))
+    return bool(cues) and _words(before[cues[-1].end() :]) <= reach  # the nearest cue
+
+
+def negated_at(text: str, start: int, end: int) -> bool:
+    """Is the mention ``text[start:end]`` negated (a scoped negation, not the whole clause)?"""
+    before, after = _scope(text, start, end)
+    if _cue_within(_NEGATING_WORD, before, NEGATION_REACH):
+        return True
+    if _cue_within(_NEGATING_PHRASE, before, PHRASE_REACH):
+        return True
+    ruled_out = _RULED_OUT.search(after)
+    return ruled_out is not None and _words(after[: ruled_out.start()]) <= PHRASE_REACH
+
+
+def advised_against_at(text: str, start: int, end: int) -> bool:
+    """Is the mention ``text[start:end]`` advised against ("do not", "never", "avoid" ...)?"""
+    before, _ = _scope(text, start, end)
+    return _cue_within(_ADVISE_AGAINST, before, NEGATION_REACH)
+
+
+def _in_context(block: Block, start: int, end: int) -> tuple[str, int, int]:
+    """The text negation reads for ``[start, end)``: the block's text, in code its line."""
+    if block.kind != "code":
+        return block.text, start, end
+    line = block.line_index(start)
+    offset = block.starts[line]
+    return block.lines[line].text, start - offset, end - offset
+
+
+def _negated_in(text: str | None, term: str) -> bool:
+    """Is ``term`` negated somewhere in ``text`` (the checklist's own words)?"""
+    return any(
+        negated_at(text, match.start(), match.end())
+        for match in term_pattern(term).finditer(text or "")
+    )
 
 
 # --------------------------------------------------------------------------- facts
@@ -309,9 +382,6 @@ class _Hit:
     quote: str | None  # None when no quote of it passes grounding
 
 
-_ELLIPSIS = re.compile(r"\.\.\.|\u2026")
-
-
 def _window(text: str, start: int, end: int) -> str:
     """At most QUOTE_LIMIT characters of ``text`` around ``[start, end)``."""
     if len(text) <= QUOTE_LIMIT:
@@ -345,7 +415,7 @@ class _Doc:
         return self._grounds[quote]
 
     def quote(self, block: Block, start: int, end: int) -> str | None:
-        """The clean line(s) holding ``[start, end)``, if grounding finds them."""
+        """The clean line(s) holding ``[start, end)``, else its own line, if grounding finds it."""
         first = block.line_index(start)
         last = block.line_index(max(start, end - 1))
         text_start = block.starts[first]
@@ -355,15 +425,6 @@ class _Doc:
         line_text = block.lines[first].text
         local = start - block.starts[first]
         candidates.append(_window(line_text, local, min(len(line_text), end - block.starts[first])))
-        # A line holding "..." reads as an ellipsis to grounding: fall back to its piece.
-        left, right = 0, len(line_text)
-        for piece in _ELLIPSIS.finditer(line_text):
-            if piece.start() >= local:
-                right = piece.start()
-                break
-            left = piece.end()
-        if (left, right) != (0, len(line_text)):
-            candidates.append(_window(line_text[left:right], local - left, local - left + 1))
         for candidate in candidates:
             if candidate and self._grounded(candidate):
                 return candidate
@@ -437,13 +498,12 @@ class _Doc:
                 found_all.append((kind, hit))
         return tuple(found_all)
 
-    def neighbours(self, block_index: int) -> tuple[Block, ...]:
-        blocks = self.md.blocks
-        return tuple(
-            blocks[i]
-            for i in (block_index - 1, block_index, block_index + 1)
-            if 0 <= i < len(blocks)
-        )
+    def negated(self, hit: _Hit) -> bool:
+        """Is the match negated where it stands (see ``negated_at``)?"""
+        return negated_at(*_in_context(self.md.blocks[hit.block], hit.start, hit.end))
+
+    def advised_against(self, hit: _Hit) -> bool:
+        return advised_against_at(*_in_context(self.md.blocks[hit.block], hit.start, hit.end))
 
 
 def _where(doc: _Doc, hit: _Hit) -> str:
@@ -453,24 +513,30 @@ def _where(doc: _Doc, hit: _Hit) -> str:
 # --------------------------------------------------------------------------- the judge
 
 
-_NO_PASSAGES = (
-    "No passage about this item: no section of the plan, nor any remediation section of the "
-    "report, mentions an Indicator, {id} or a Remediation term."
-)
+def _no_passages(chk_id: str, indicators: tuple[str, ...]) -> str:
+    named = f"an Indicator ({_ticked(indicators)}) or {chk_id}" if indicators else chk_id
+    return (
+        f"The plan never addresses this item: no section of the plan, nor any remediation "
+        f"section of the report, mentions {named}."
+    )
+
+
+def _lines(hits: Iterable[_Hit]) -> str:
+    numbers = sorted({hit.line for hit in hits})
+    return ("line " if len(numbers) == 1 else "lines ") + ", ".join(map(str, numbers))
 
 
 @dataclass(frozen=True)
 class _Passages:
     doc: _Doc | None
     sections: tuple[int, ...]
-    how: str  # what chose them
 
     def describe(self) -> str:
         if self.doc is None:
             return ""
         names = ", ".join(f"'{self.doc.section_name(i)}'" for i in self.sections)
         noun = "section" if len(self.sections) == 1 else "sections"
-        return f"{self.doc.label} {noun} {names}, chosen by {self.how}"
+        return f"{self.doc.label} {noun} {names}"
 
 
 class _Context:
@@ -524,22 +590,25 @@ class _Context:
         out.sort(key=lambda item: (item[1].block, item[1].start))
         return tuple(item for item in out if item[1].quote is not None)
 
-    def _asserted(self, hit: _Hit) -> bool:
-        """False when the mention sits in a clause that negates it."""
-        block = self.report.md.blocks[hit.block]
-        return not _NEGATION.search(_clause(block, hit.start, hit.end))
+    def _asserted(self, hit: _Hit, term: str = "", exempt: frozenset[str] = frozenset()) -> bool:
+        """False when the report negates the mention where it stands (see ``negated_at``).
+
+        ``exempt`` holds the terms the item's Detection criterion itself negates ("no
+        fail2ban"): for them, the report saying so is the finding.
+        """
+        return term in exempt or not self.report.negated(hit)
 
     def _dangerous(self, doc: _Doc) -> tuple[tuple[_Hit, str], ...]:
         out: list[tuple[_Hit, str]] = []
         for block in doc.md.blocks:
-            if any(_RISK_NOTE.search(near.text) for near in doc.neighbours(block.index)):
-                continue
+            if _RISK_NOTE.search(block.text):
+                continue  # the note is in the command's own block
             for index, line in enumerate(block.lines):
                 offset = block.starts[index]
                 for start, end, what in _destructive(line.text):
-                    if _ADVISE_AGAINST.search(_clause(block, offset + start, offset + end)):
-                        continue
                     hit = doc._hit(block, offset + start, offset + end)
+                    if doc.advised_against(hit):
+                        continue
                     if hit.quote is not None:
                         out.append((hit, what))
                     break  # one flag per line
@@ -563,35 +632,63 @@ class _Context:
         if chk.has_detection:
             penalties.extend(self._fabrication_flags(indicators))
         if chk.has_plan:
-            passages = self._passages(chk, indicators, remediation)
+            passages = self._passages(chk, indicators)
             plan = {
-                "correctness": self._correctness(chk.id, remediation, passages),
-                "completeness": self._completeness(chk.id, passages),
+                "correctness": self._correctness(chk, indicators, remediation, passages),
+                "completeness": self._completeness(chk, indicators, passages),
             }
             penalties.extend(self._dangerous_flags(passages))
         return Verdict(chk_id=chk.id, detection=detection, plan=plan, penalties=tuple(penalties))
 
     # ---- detection
 
+    def _exempt(self, chk: Checkpoint, terms: Iterable[str]) -> frozenset[str]:
+        """The terms the item's own Detection criterion negates: their absence is the finding."""
+        return frozenset(term for term in terms if _negated_in(chk.detection_criteria, term))
+
+    def _stated(
+        self, terms: tuple[str, ...], exempt: frozenset[str]
+    ) -> tuple[dict[str, list[_Hit]], list[_Hit]]:
+        """Per term, its quotable matches the report does not negate; and the negated ones."""
+        stated: dict[str, list[_Hit]] = {}
+        negated: list[_Hit] = []
+        for term in terms:
+            stated[term] = []
+            for hit in self.report.hits(term):
+                if not hit.quote:
+                    continue
+                if self._asserted(hit, term, exempt):
+                    stated[term].append(hit)
+                else:
+                    negated.append(hit)
+        return stated, negated
+
     def _detection(self, chk: Checkpoint, indicators: tuple[str, ...]) -> dict:
-        report = self.report
-        quotable = {term: [h for h in report.hits(term) if h.quote] for term in indicators}
+        attribution = _terms(chk.attribution_terms)
+        exempt = self._exempt(chk, (*indicators, *attribution))
+        stated, negated = self._stated(indicators, exempt)
         return {
-            "discovery": self._discovery(indicators, quotable),
-            "evidence": self._evidence(indicators, quotable),
-            "attribution": self._attribution(chk, indicators),
+            "discovery": self._discovery(indicators, stated, negated),
+            "evidence": self._evidence(stated, negated),
+            "attribution": self._attribution(attribution, stated, exempt),
         }
 
-    def _discovery(self, indicators: tuple[str, ...], quotable: dict) -> SubScoreVerdict:
-        found = [(term, hits[0]) for term, hits in quotable.items() if hits]
+    def _discovery(
+        self, indicators: tuple[str, ...], stated: dict[str, list[_Hit]], negated: list[_Hit]
+    ) -> SubScoreVerdict:
+        found = [(term, hits[0]) for term, hits in stated.items() if hits]
         if not found:
-            return SubScoreVerdict(
-                0, rationale=f"No Indicator of {_ticked(indicators)} appears in the report."
-            )
+            rationale = f"No Indicator of {_ticked(indicators)} appears in the report"
+            if negated:
+                rationale = (
+                    f"Indicators of {_ticked(indicators)} appear only where the report negates "
+                    f"them ({_lines(negated)}), which is not a finding"
+                )
+            return SubScoreVerdict(0, rationale=rationale + ".")
         quotes: list[str] = []
         for _, hit in found:
             if hit.quote not in quotes and len(quotes) < MAX_DISCOVERY_QUOTES:
-                quotes.append(hit.quote)
+                quotes.append(hit.quote)  # type: ignore[arg-type]
         term, hit = found[0]
         rationale = f"Indicator `{term}` found in {_where(self.report, hit)}."
         if len(found) > 1:
@@ -599,15 +696,16 @@ class _Context:
             rationale += f" Also: {also}."
         return SubScoreVerdict(1, tuple(quotes), rationale)
 
-    def _evidence(self, indicators: tuple[str, ...], quotable: dict) -> SubScoreVerdict:
+    def _evidence(self, stated: dict[str, list[_Hit]], negated: list[_Hit]) -> SubScoreVerdict:
         report = self.report
         hits = sorted(
-            ((term, hit) for term, term_hits in quotable.items() for hit in term_hits),
+            ((term, hit) for term, term_hits in stated.items() for hit in term_hits),
             key=lambda item: (item[1].block, item[1].start),
         )
         if not hits:
+            why = " stated" if negated else ""
             return SubScoreVerdict(
-                0, rationale="No Indicator in the report, so no evidence tied to one."
+                0, rationale=f"No Indicator{why} in the report, so no evidence tied to one."
             )
         blocks = len(report.md.blocks)
         for term, hit in hits:
@@ -629,67 +727,64 @@ class _Context:
                 f"(line {artifact.line})."
             )
             return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
-        numbers = sorted({hit.line for _, hit in hits})
-        lines = ("line " if len(numbers) == 1 else "lines ") + ", ".join(map(str, numbers))
         return SubScoreVerdict(
             0,
             rationale=(
-                f"Indicators match on {lines}, but no block there or right after holds "
-                "a concrete artifact (absolute path, IPv4 address, hash, log line, config value "
-                "in code, PID, port or fenced code block)."
+                f"Indicators match on {_lines(hit for _, hit in hits)}, but no block there or "
+                "right after holds a concrete artifact (absolute path, IPv4 address, hash, log "
+                "line, config value in code, PID, port or fenced code block)."
             ),
         )
 
-    def _attribution(self, chk: Checkpoint, indicators: tuple[str, ...]) -> SubScoreVerdict:
+    def _attribution(
+        self, terms: tuple[str, ...], stated: dict[str, list[_Hit]], exempt: frozenset[str]
+    ) -> SubScoreVerdict:
         report = self.report
-        terms = _terms(chk.attribution_terms)
         if not terms:
             return SubScoreVerdict(
                 0, rationale="The checklist gives no Attribution terms for this item."
             )
-        # Per section with an Indicator match, its first match (a quotable one if any).
-        first_in_section: dict[int, tuple[str, _Hit]] = {}
-        for term in indicators:
-            for hit in report.hits(term):
-                current = first_in_section.get(hit.section)
-                if current is None or (hit.quote is None, hit.block, hit.start) < (
-                    current[1].quote is None,
-                    current[1].block,
-                    current[1].start,
-                ):
-                    first_in_section[hit.section] = (term, hit)
-        if not first_in_section:
+        # Per block with a stated Indicator, its first one.
+        indicator_at: dict[int, tuple[str, _Hit]] = {}
+        for term, hits in stated.items():
+            for hit in hits:
+                current = indicator_at.get(hit.block)
+                if current is None or hit.start < current[1].start:
+                    indicator_at[hit.block] = (term, hit)
+        if not indicator_at:
             return SubScoreVerdict(
-                0, rationale="No Indicator in the report, so no section to attribute it in."
+                0, rationale="No Indicator stated in the report, so nothing to attribute."
             )
+        attributed, _ = self._stated(terms, exempt)
         candidates = sorted(
-            (
-                (term, hit)
-                for term in terms
-                for hit in report.hits(term)
-                if hit.quote and hit.section in first_in_section
-            ),
+            ((term, hit) for term, hits in attributed.items() for hit in hits),
             key=lambda item: (item[1].block, item[1].start),
         )
-        if not candidates:
-            names = ", ".join(f"'{report.section_name(s)}'" for s in sorted(first_in_section))
-            return SubScoreVerdict(
-                0,
-                rationale=(
-                    f"No Attribution term of {_ticked(terms)} in the report sections where an "
-                    f"Indicator matches ({names})."
-                ),
-            )
-        term, hit = candidates[0]
-        indicator, indicator_hit = first_in_section[hit.section]
-        quotes = (
-            (hit.quote,) if hit.quote == indicator_hit.quote else (hit.quote, indicator_hit.quote)
+        for term, hit in candidates:
+            for block, where in (
+                (hit.block, "the same block as"),
+                (hit.block - 1, "the block after"),
+                (hit.block + 1, "the block before"),
+            ):
+                if block not in indicator_at:
+                    continue
+                indicator, indicator_hit = indicator_at[block]
+                quotes = (hit.quote,)
+                if indicator_hit.quote != hit.quote:
+                    quotes += (indicator_hit.quote,)
+                rationale = (
+                    f"Attribution term `{term}` in {_where(report, hit)}, {where} Indicator "
+                    f"`{indicator}` (line {indicator_hit.line})."
+                )
+                return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
+        lines = _lines(hit for _, hit in indicator_at.values())
+        return SubScoreVerdict(
+            0,
+            rationale=(
+                f"No Attribution term of {_ticked(terms)} stated in, or in a block next to, a "
+                f"block where an Indicator is stated ({lines})."
+            ),
         )
-        rationale = (
-            f"Attribution term `{term}` in {_where(report, hit)}, where Indicator "
-            f"`{indicator}` matches (line {indicator_hit.line})."
-        )
-        return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
 
     def _fabrication_flags(self, indicators: tuple[str, ...]) -> list[PenaltyFlag]:
         sections = self.report.sections_of(indicators)
@@ -703,43 +798,50 @@ class _Context:
 
     # ---- plan
 
-    def _passages(
-        self, chk: Checkpoint, indicators: tuple[str, ...], remediation: tuple[str, ...]
-    ) -> _Passages:
-        searches = ((self.plan, None), (self.report, self.report_remediation_sections))
-        for doc, allowed in searches:
-            by_item = doc.sections_of((*indicators, chk.id))
-            if allowed is not None:
-                by_item &= allowed
-            if by_item:
-                return _Passages(doc, tuple(sorted(by_item)), "Indicator or checkpoint id")
-            by_terms = doc.sections_of(remediation)
-            if allowed is not None:
-                by_terms &= allowed
-            if by_terms:
-                return _Passages(doc, tuple(sorted(by_terms)), "Remediation term")
-        return _Passages(None, (), "")
+    def _passages(self, chk: Checkpoint, indicators: tuple[str, ...]) -> _Passages:
+        """The plan's sections about this item, else the report's remediation sections about it."""
+        terms = (*indicators, chk.id)
+        in_plan = self.plan.sections_of(terms)
+        if in_plan:
+            return _Passages(self.plan, tuple(sorted(in_plan)))
+        in_report = self.report.sections_of(terms) & self.report_remediation_sections
+        if in_report:
+            return _Passages(self.report, tuple(sorted(in_report)))
+        return _Passages(None, ())
 
     def _correctness(
-        self, chk_id: str, remediation: tuple[str, ...], passages: _Passages
+        self,
+        chk: Checkpoint,
+        indicators: tuple[str, ...],
+        remediation: tuple[str, ...],
+        passages: _Passages,
     ) -> SubScoreVerdict:
         needed = math.ceil(len(remediation) / 2)
         doc = passages.doc
         if doc is None:
-            return SubScoreVerdict(0, rationale=_NO_PASSAGES.format(id=chk_id))
+            return SubScoreVerdict(0, rationale=_no_passages(chk.id, indicators))
         sections = set(passages.sections)
         matched: list[tuple[str, _Hit]] = []
+        advised_against: list[_Hit] = []
         for term in remediation:
-            hit = next((h for h in doc.hits(term) if h.section in sections and h.quote), None)
+            hits = [h for h in doc.hits(term) if h.section in sections and h.quote]
+            hit = next((h for h in hits if not doc.advised_against(h)), None)
             if hit is not None:
                 matched.append((term, hit))
+            elif hits:
+                advised_against.extend(hits)
         where = f"({passages.describe()})"
+        against = (
+            f" Advised against, so not counted: {_lines(advised_against)}."
+            if advised_against
+            else ""
+        )
         if not matched:
             return SubScoreVerdict(
                 0,
                 rationale=(
                     f"No Remediation term of {_ticked(remediation)} in the {doc.label} "
-                    f"passages about this item {where}."
+                    f"passages about this item {where}.{against}"
                 ),
             )
         listed = ", ".join(f"`{term}` (line {hit.line})" for term, hit in matched)
@@ -760,14 +862,16 @@ class _Context:
             0,
             rationale=(
                 f"Only {count} in the {doc.label} passages about this item {where}: {listed}; "
-                f"{needed} needed. Missing: {_ticked(absent)}."
+                f"{needed} needed. Missing: {_ticked(absent)}.{against}"
             ),
         )
 
-    def _completeness(self, chk_id: str, passages: _Passages) -> SubScoreVerdict:
+    def _completeness(
+        self, chk: Checkpoint, indicators: tuple[str, ...], passages: _Passages
+    ) -> SubScoreVerdict:
         doc = passages.doc
         if doc is None:
-            return SubScoreVerdict(0, rationale=_NO_PASSAGES.format(id=chk_id))
+            return SubScoreVerdict(0, rationale=_no_passages(chk.id, indicators))
         sections = set(passages.sections)
         for hit in doc.regex_hits(_VERIFICATION):
             if hit.section in sections and hit.quote:
@@ -794,8 +898,8 @@ class _Context:
         return [
             PenaltyFlag(
                 "dangerous_advice",
-                f"`{hit.matched}` {what}, with no backup or risk note in its block or the "
-                f"blocks around it ({doc.label} line {hit.line}).",
+                f"`{hit.matched}` {what}, with no backup or risk note in its own block "
+                f"({doc.label} line {hit.line}).",
                 hit.quote or "",
             )
             for hit, what in self.dangerous[doc.kind]
