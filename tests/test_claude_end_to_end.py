@@ -106,6 +106,22 @@ def cli(workspace: Path, api: FakeMessagesAPI, *args: str) -> subprocess.Complet
     )
 
 
+def claude_run(range_id: str) -> tuple[str, ...]:
+    """The arguments of `evalkit run` judging the demo run of ``range_id`` with Claude."""
+    return (
+        "run",
+        "--range",
+        range_id,
+        "--run",
+        "demo",
+        "--judge",
+        "claude",
+        "--model",
+        MODEL,
+        "--quiet",
+    )
+
+
 def all_text_under(*folders: Path) -> str:
     return "\n".join(
         path.read_text(errors="replace")
@@ -174,18 +190,7 @@ def test_cli_claude_judge_scores_grounds_records_and_never_leaks_the_key(workspa
 
 
 def test_cached_rerun_asks_again_only_for_the_errored_item(workspace, fake_api):
-    args = (
-        "run",
-        "--range",
-        "redis-exposed",
-        "--run",
-        "demo",
-        "--judge",
-        "claude",
-        "--model",
-        MODEL,
-        "--quiet",
-    )
+    args = claude_run("redis-exposed")
     first = cli(workspace, fake_api, *args)
     assert first.returncode == 0, first.stderr
     out = workspace / f"runs/demo/redis-exposed/evaluations/claude-{MODEL}"
@@ -204,18 +209,7 @@ def test_cached_rerun_asks_again_only_for_the_errored_item(workspace, fake_api):
 
 
 def test_no_cache_flag_asks_again(workspace, fake_api):
-    args = (
-        "run",
-        "--range",
-        "weak-baseline",
-        "--run",
-        "demo",
-        "--judge",
-        "claude",
-        "--model",
-        MODEL,
-        "--quiet",
-    )
+    args = claude_run("weak-baseline")
     assert cli(workspace, fake_api, *args).returncode == 0
     out = workspace / f"runs/demo/weak-baseline/evaluations/claude-{MODEL}"
     first = json.loads((out / "scores.json").read_text())["meta"]["usage"]["requests"]
@@ -228,18 +222,7 @@ def test_no_cache_flag_asks_again(workspace, fake_api):
 
 
 def test_cached_rerun_works_without_an_api_key(workspace, fake_api):
-    args = (
-        "run",
-        "--range",
-        "weak-baseline",
-        "--run",
-        "demo",
-        "--judge",
-        "claude",
-        "--model",
-        MODEL,
-        "--quiet",
-    )
+    args = claude_run("weak-baseline")
     assert cli(workspace, fake_api, *args).returncode == 0
     # Drop the broken item from the range, so every answer is in the cache.
     checklist = workspace / "ranges/weak-baseline/checklist.md"
