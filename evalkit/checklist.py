@@ -21,7 +21,14 @@ from pathlib import Path
 from .errors import ChecklistError, ChecklistErrors
 from .model import REPORT_KINDS, Capability, Checkpoint, Range, Scope
 
-__all__ = ["list_ranges", "load_range", "natural_key", "parse_checklist"]
+__all__ = [
+    "CHECKLIST_FILENAME",
+    "list_ranges",
+    "load_checklist",
+    "load_range",
+    "natural_key",
+    "parse_checklist",
+]
 
 CHECKLIST_FILENAME = "checklist.md"
 
@@ -150,6 +157,12 @@ def load_range(ranges_dir: str | Path, range_id: str) -> Range:
             f"{_available_hint(ranges_dir)}",
             path=checklist,
         )
+    return load_checklist(checklist, expected_range=range_id)
+
+
+def load_checklist(path: str | Path, *, expected_range: str | None = None) -> Range:
+    """Read and parse one checklist file (its bytes are hashed as stored)."""
+    checklist = Path(path)
     try:
         text = checklist.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -158,7 +171,7 @@ def load_range(ranges_dir: str | Path, range_id: str) -> Range:
         ) from exc
     except OSError as exc:
         raise ChecklistError(f"cannot read checklist: {exc.strerror}", path=checklist) from exc
-    return parse_checklist(text, str(checklist), expected_range=range_id)
+    return parse_checklist(text, str(checklist), expected_range=expected_range)
 
 
 # --------------------------------------------------------------------------- plumbing

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .checklist import list_ranges, load_range, parse_checklist
+from .checklist import CHECKLIST_FILENAME, list_ranges, load_checklist, load_range
 from .errors import ChecklistError, ChecklistErrors, EvalkitError, NotebookError
 from .judges import DEFAULT_CLAUDE_MODEL, JUDGE_NAMES, judge_options, make_judge
 from .runs import load_submission
@@ -309,30 +309,26 @@ def _checklists_under(path: Path) -> list[Path]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    # Findings are this command's output, so they go to stdout, one file:line each, as
+    # linters print theirs; the exit code says whether there were any.
     failures = 0
     for given in args.paths:
         try:
             files = _checklists_under(given)
         except EvalkitError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(str(exc))
             failures += 1
             continue
         for file in files:
-            expected = file.parent.name if file.name == "checklist.md" else None
+            expected = file.parent.name if file.name == CHECKLIST_FILENAME else None
             try:
-                text = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                print(f"{file}: cannot read: {exc}", file=sys.stderr)
-                failures += 1
-                continue
-            try:
-                rng = parse_checklist(text, str(file), expected_range=expected)
+                rng = load_checklist(file, expected_range=expected)
             except ChecklistErrors as exc:
                 for error in exc.errors:
-                    print(str(error), file=sys.stderr)
+                    print(str(error))
                 failures += 1
             except ChecklistError as exc:
-                print(str(exc), file=sys.stderr)
+                print(str(exc))
                 failures += 1
             else:
                 print(f"{file}: ok ({len(rng.checkpoints)} checkpoints)")

@@ -735,3 +735,19 @@ def test_table_with_two_columns_for_one_field_reported_at_header_line():
     )
     assert (7, None) in _where(errors)
     assert "'Detection' and 'Detection criteria' name the same field" in errors[-1].message
+
+
+def test_load_checklist_hashes_the_file_as_stored(tmp_path):
+    import hashlib
+
+    from evalkit.checklist import load_checklist
+
+    raw = (
+        b"---\r\nrange: crlf\r\ntitle: CRLF\r\nreport: vuln-report\r\n---\r\n\r\n"
+        b"## Checkpoints\r\n\r\n### CHK-01 One\r\n- Detection: d\r\n- Plan: p\r\n"
+    )
+    path = tmp_path / "checklist.md"
+    path.write_bytes(raw)
+    rng = load_checklist(path, expected_range="crlf")
+    assert rng.sha256 == hashlib.sha256(raw).hexdigest()
+    assert [c.id for c in rng.checkpoints] == ["CHK-01"]

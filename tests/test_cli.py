@@ -197,7 +197,7 @@ def test_validate_prints_every_error_with_file_and_line(tmp_path: Path):
     )
     result = run_cli("validate", str(bad), cwd=tmp_path)
     assert result.returncode == 2
-    lines = error_lines(result.stderr)
+    lines = error_lines(result.stdout)
     assert any(line.startswith(f"{bad / 'checklist.md'}:10:") and "scope" in line for line in lines)
     assert any(
         line.startswith(f"{bad / 'checklist.md'}:14:") and "CHK-01" in line for line in lines
