@@ -26,7 +26,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ import evalkit  # noqa: E402
 from evalkit.judges.claude import ClaudeJudge  # noqa: E402
 from evalkit.judges.pricing import min_cacheable_tokens  # noqa: E402
 from tests.fake_messages_api import FakeMessagesAPI, Reply  # noqa: E402
+from tests.samples import copy_samples, run_evalkit  # noqa: E402
 
 MODEL = "claude-sonnet-4-6"
 LATENCY_S = 0.5
@@ -168,26 +168,17 @@ def bench_caching() -> dict[str, Any]:
 
 
 def _cli(workspace: Path, env: dict[str, str], *args: str) -> float:
-    script = Path(sys.executable).parent / "evalkit"
     started = time.perf_counter()
-    subprocess.run(
-        [str(script), *args, "--quiet"],
-        cwd=workspace,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    result = run_evalkit(*args, "--quiet", cwd=workspace, env=env)
+    if result.returncode != 0:
+        raise RuntimeError(f"evalkit {' '.join(args)} failed: {result.stderr.strip()}")
     return time.perf_counter() - started
 
 
 def bench_rerun(repeats: int) -> dict[str, Any]:
     workspace = Path(tempfile.mkdtemp(prefix="evalkit-bench-"))
     try:
-        shutil.copytree(REPO / "ranges", workspace / "ranges")
-        shutil.copytree(
-            REPO / "runs", workspace / "runs", ignore=shutil.ignore_patterns("evaluations")
-        )
+        copy_samples(workspace)
         common = ("run", "--range", RANGE_ID, "--run", "demo")
         with FakeMessagesAPI(zero_verdict, latency=LATENCY_S) as api:
             env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url}

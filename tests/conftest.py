@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +31,7 @@ from evalkit.model import (
     Tally,
     Usage,
 )
+from tests.samples import copy_samples
 
 # =========================================================================== render fixtures
 # A hand-built Evaluation of a 4-checkpoint range for the renderers (scores.json,
@@ -353,3 +355,12 @@ def render_evaluation_factory() -> Callable[..., Evaluation]:
 
 
 # ======================================================================= end render fixtures
+
+
+# --------------------------------------------------------------------------- end-to-end fixtures
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A copy of the sample ranges and runs, so outputs never land in the repository."""
+    return copy_samples(tmp_path)

@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +20,8 @@ import pytest
 
 from evalkit.render import validate_scores
 from tests.fake_messages_api import FakeMessagesAPI, Reply
+from tests.samples import REPO, run_evalkit
 
-REPO = Path(__file__).resolve().parent.parent
 KEY = "sk-ant-test-E2E-SECRET-9f8e7d6c5b4a"
 MODEL = "claude-sonnet-4-6"
 BROKEN_ITEM = "CHK-05"  # the fake always answers this one with unusable JSON
@@ -90,23 +88,12 @@ def fake_api():
         yield api
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "ranges", tmp_path / "ranges")
-    shutil.copytree(REPO / "runs", tmp_path / "runs", ignore=shutil.ignore_patterns("evaluations"))
-    return tmp_path
-
-
 def cli(workspace: Path, api: FakeMessagesAPI, *args: str) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "evalkit"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "evalkit"]
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url}
-    return subprocess.run(
-        [*command, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=600
-    )
+    return run_evalkit(*args, cwd=workspace, env=env)
 
 
-def claude_run(range_id: str) -> tuple[str, ...]:
+def claude_run(range_id: str, model: str = MODEL) -> tuple[str, ...]:
     """The arguments of `evalkit run` judging the demo run of ``range_id`` with Claude."""
     return (
         "run",
@@ -117,7 +104,7 @@ def claude_run(range_id: str) -> tuple[str, ...]:
         "--judge",
         "claude",
         "--model",
-        MODEL,
+        model,
         "--quiet",
     )
 
@@ -132,20 +119,7 @@ def all_text_under(*folders: Path) -> str:
 
 
 def test_cli_claude_judge_scores_grounds_records_and_never_leaks_the_key(workspace, fake_api):
-    result = cli(
-        workspace,
-        fake_api,
-        "run",
-        "--range",
-        "ssh-miner",
-        "--run",
-        "demo",
-        "--judge",
-        "claude",
-        "--model",
-        MODEL,
-        "--quiet",
-    )
+    result = cli(workspace, fake_api, *claude_run("ssh-miner", MODEL))
     assert result.returncode == 0, result.stderr
     out = workspace / f"runs/demo/ssh-miner/evaluations/claude-{MODEL}"
     scores = json.loads((out / "scores.json").read_text())
@@ -230,12 +204,9 @@ def test_cached_rerun_works_without_an_api_key(workspace, fake_api):
     start = text.index(f"### {BROKEN_ITEM}")
     end = text.index("### CHK-", start + 5)
     checklist.write_text(text[:start] + text[end:])
-    script = Path(sys.executable).parent / "evalkit"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     calls = fake_api.request_count
-    result = subprocess.run(
-        [str(script), *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=600
-    )
+    result = run_evalkit(*args, cwd=workspace, env=env)
     assert result.returncode == 0, result.stderr
     assert fake_api.request_count == calls
 
@@ -274,20 +245,7 @@ def test_notebook_under_papermill_with_the_claude_judge(workspace, fake_api, mon
 
 def test_an_unpriced_model_reports_a_null_cost_not_a_free_one(workspace, fake_api):
     model = "claude-imaginary-9"
-    result = cli(
-        workspace,
-        fake_api,
-        "run",
-        "--range",
-        "redis-exposed",
-        "--run",
-        "demo",
-        "--judge",
-        "claude",
-        "--model",
-        model,
-        "--quiet",
-    )
+    result = cli(workspace, fake_api, *claude_run("redis-exposed", model))
     assert result.returncode == 0, result.stderr
     out = workspace / f"runs/demo/redis-exposed/evaluations/claude-{model}"
     scores = json.loads((out / "scores.json").read_text())

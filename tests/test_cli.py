@@ -4,46 +4,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from evalkit.render import validate_scores
+from tests.samples import REPO, run_evalkit
 
-REPO = Path(__file__).resolve().parent.parent
 SAMPLE_RANGES = ("ssh-miner", "redis-exposed", "weak-baseline")
 
 
-def evalkit_command() -> list[str]:
-    script = Path(sys.executable).parent / "evalkit"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "evalkit"]
-
-
-def run_cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
-    environment = {**os.environ, **(env or {})}
-    environment.pop("ANTHROPIC_API_KEY", None)
-    return subprocess.run(
-        [*evalkit_command(), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=environment,
-    )
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """A copy of the sample ranges and runs, so outputs never land in the repository."""
-    shutil.copytree(REPO / "ranges", tmp_path / "ranges")
-    shutil.copytree(REPO / "runs", tmp_path / "runs", ignore=shutil.ignore_patterns("evaluations"))
-    return tmp_path
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`evalkit ARGS` as a user runs it, with no API key in the environment."""
+    environment = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    return run_evalkit(*args, cwd=cwd, env=environment)
 
 
 def error_lines(stderr: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -69,10 +68,8 @@ def test_template_path_is_the_repository_notebook():
 
 
 @pytest.mark.e2e
-def test_papermill_executes_the_notebook_and_writes_outputs_beside_it(tmp_path: Path):
-    shutil.copytree(REPO / "ranges", tmp_path / "ranges")
-    shutil.copytree(REPO / "runs", tmp_path / "runs", ignore=shutil.ignore_patterns("evaluations"))
-    out = tmp_path / "eval"
+def test_papermill_executes_the_notebook_and_writes_outputs_beside_it(workspace: Path):
+    out = workspace / "eval"
     out.mkdir()
 
     papermill.execute_notebook(
@@ -80,8 +77,8 @@ def test_papermill_executes_the_notebook_and_writes_outputs_beside_it(tmp_path: 
         str(out / "evaluation.ipynb"),
         parameters={
             "range_id": "redis-exposed",
-            "ranges_dir": str(tmp_path / "ranges"),
-            "runs_dir": str(tmp_path / "runs"),
+            "ranges_dir": str(workspace / "ranges"),
+            "runs_dir": str(workspace / "runs"),
         },
         cwd=str(out),
         progress_bar=False,
