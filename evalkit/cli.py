@@ -141,7 +141,26 @@ def build_parser() -> argparse.ArgumentParser:
     ranges.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
     ranges.add_argument("--json", action="store_true", help="machine-readable output")
     ranges.set_defaults(handler=cmd_ranges)
+    _add_command_modules(commands)
     return parser
+
+
+def _add_command_modules(commands: argparse._SubParsersAction) -> None:
+    """Subcommands that live in their own module under :mod:`evalkit.commands`.
+
+    Each module defines ``register(commands)``, which adds its parser and sets
+    ``handler``; a new command is a new module, with no edit here.
+    """
+    import importlib
+    import pkgutil
+
+    from . import commands as command_package
+
+    for info in sorted(pkgutil.iter_modules(command_package.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{command_package.__name__}.{info.name}")
+        module.register(commands)
 
 
 # --------------------------------------------------------------------------- run
