@@ -9,6 +9,7 @@ The public surface, in the order of the flow::
     evalkit.render.write_outputs(evaluation, out_dir)
 """
 
+from . import _imports  # noqa: F401  (first: it decides what jsonschema loads)
 from ._version import __version__
 from .checklist import list_ranges, load_range, parse_checklist
 from .errors import (

@@ -177,28 +177,37 @@ def ground_subscore(
     checks = tuple(sources.check(quote, allowed) for quote in claim.quotes)
     value = 1 if claim.value == 1 and any(check.found for check in checks) else 0
     rationale = claim.rationale.strip()
-    if claim.value == 1:
-        missing = [check.quote for check in checks if not check.found]
-        where = " or ".join(allowed)
-        if value == 0 and not checks:
-            rationale = _append(
-                rationale, f"Point withheld: no quote from the {where} supports it."
-            )
-        elif value == 0:
-            rationale = _append(
-                rationale, f"Point withheld: quote not found verbatim in the {where}."
-            )
-        elif missing:
-            rationale = _append(
-                rationale, f"{len(missing)} of {len(checks)} quotes not found verbatim; ignored."
-            )
+    note = _grounding_note(claim.value, checks, allowed)
+    if note:
+        rationale = f"{rationale} {note}".strip()
     return GroundedSubScore(
         name=name, claimed=claim.value, value=value, quotes=checks, rationale=rationale
     )
 
 
-def _append(rationale: str, note: str) -> str:
-    return f"{rationale} {note}".strip()
+def _grounding_note(
+    claimed: int, checks: tuple[QuoteCheck, ...], allowed: tuple[SourceName, ...]
+) -> str:
+    """What grounding adds to a rationale: why a claimed point was withheld or trimmed."""
+    if claimed != 1:
+        return ""
+    missing = [check.quote for check in checks if not check.found]
+    where = " or ".join(allowed)
+    if not checks:
+        return f"Point withheld: no quote from the {where} supports it."
+    if len(missing) == len(checks):
+        return f"Point withheld: quote not found verbatim in the {where}."
+    if missing:
+        return f"{len(missing)} of {len(checks)} quotes not found verbatim; ignored."
+    return ""
+
+
+def judge_rationale(sub: GroundedSubScore, allowed: tuple[SourceName, ...]) -> str:
+    """The rationale as the judge wrote it: ``sub.rationale`` without grounding's note."""
+    note = _grounding_note(sub.claimed, sub.quotes, allowed)
+    if note and sub.rationale.endswith(note):
+        return sub.rationale[: -len(note)].rstrip()
+    return sub.rationale
 
 
 def ground_verdict(verdict: Verdict, sources: Sources) -> GroundedVerdict:

@@ -21,6 +21,10 @@ from .errors import NotebookError
 
 NOTEBOOK_NAME = "evaluation.ipynb"
 FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
+HTML_NAME = "evaluation.html"
+# Parameters holding a path: passed relative to the workspace when one is given, so the
+# record names no absolute local path.
+PATH_PARAMETERS = ("ranges_dir", "runs_dir", "out_dir", "prompt_dir", "cache_dir", "replay_from")
 
 
 def template_path() -> Path:
@@ -51,6 +55,23 @@ class NotebookRun:
     def report(self) -> Path:
         return self.out_dir / "evaluation-report.md"
 
+    @property
+    def html(self) -> Path:
+        return self.out_dir / HTML_NAME
+
+
+def _relative_to(workspace: Path, value: Any) -> Any:
+    """``value`` as a path relative to ``workspace`` when it lies inside it; else unchanged."""
+    if not isinstance(value, str | Path) or not str(value):
+        return value
+    path = Path(value)
+    if not path.is_absolute():
+        return str(value)
+    try:
+        return path.resolve().relative_to(workspace).as_posix() or "."
+    except ValueError:
+        return str(value)
+
 
 def execute(
     parameters: dict[str, Any],
@@ -59,13 +80,21 @@ def execute(
     notebook: Path | None = None,
     progress: bool = True,
     kernel_name: str | None = None,
+    cell_timeout: float | None = None,
+    workspace: Path | None = None,
+    html: bool = True,
 ) -> NotebookRun:
     """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure.
 
     With ``progress``, the notebook's stderr is streamed to ours as it runs, so the
     per-checkpoint progress bar the notebook draws is live in the terminal too.
+    ``cell_timeout`` (seconds) fails a cell that runs longer, and the kept failed
+    notebook says so. With ``workspace``, the kernel runs there and path parameters
+    are given relative to it, so the record carries no absolute local path. With
+    ``html``, the executed notebook is also exported beside it as ``evaluation.html``.
     """
     import papermill
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     try:
@@ -76,18 +105,40 @@ def execute(
         ) from exc
     running = out_dir / ".evaluation.running.ipynb"
     final = out_dir / NOTEBOOK_NAME
+    given = {**parameters, "out_dir": str(out_dir)}
+    if workspace is not None:
+        workspace = workspace.resolve()
+        given = {
+            key: _relative_to(workspace, value) if key in PATH_PARAMETERS else value
+            for key, value in given.items()
+        }
     try:
         with _kernel_chatter_silenced() as terminal:
             papermill.execute_notebook(
                 str(notebook or template_path()),
                 str(running),
-                parameters={**parameters, "out_dir": str(out_dir)},
+                parameters=given,
                 # Papermill's own per-cell bar would garble the streamed per-item bar.
                 progress_bar=False,
                 stderr_file=terminal if progress else None,
                 kernel_name=kernel_name,
-                cwd=str(out_dir),
+                cwd=str(workspace or out_dir),
+                execution_timeout=cell_timeout,
             )
+    except CellTimeoutError as exc:
+        # Papermill leaves a timed-out cell looking like a finished one: flag it.
+        cell = _flag_timeout(running, cell_timeout)
+        _keep_failed(running, out_dir)
+        raise NotebookError(
+            f"notebook cell {cell} timed out after {cell_timeout:g} s",
+            path=out_dir / FAILED_NOTEBOOK_NAME,
+        ) from exc
+    except DeadKernelError as exc:
+        _keep_failed(running, out_dir)
+        raise NotebookError(
+            f"the notebook's kernel died: {_first_line(str(exc))}",
+            path=out_dir / FAILED_NOTEBOOK_NAME,
+        ) from exc
     except PapermillExecutionError as exc:
         _keep_failed(running, out_dir)
         # evalue already names file:line for evalkit's own errors.
@@ -98,8 +149,61 @@ def execute(
     except Exception as exc:
         _keep_failed(running, out_dir)
         raise NotebookError(f"could not execute the notebook: {_first_line(str(exc))}") from exc
+    _drop_local_paths(running)
     os.replace(running, final)
-    return NotebookRun(notebook=final, out_dir=out_dir)
+    result = NotebookRun(notebook=final, out_dir=out_dir)
+    if html:
+        from .render.html import export_html
+
+        export_html(final, result.html)
+    return result
+
+
+def _drop_local_paths(path: Path) -> None:
+    """Papermill records where it read and wrote the notebook, as absolute local paths; the
+    record names the notebook files only."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    meta = nb.metadata.get("papermill", {})
+    for key, name in (("input_path", None), ("output_path", NOTEBOOK_NAME)):
+        if meta.get(key):
+            meta[key] = name or Path(meta[key]).name
+    nbformat.write(nb, path)
+
+
+def _flag_timeout(path: Path, timeout: float | None) -> str:
+    """Mark the cell that was running when the timeout hit as failed, as papermill marks an
+    exception: an error output in the cell and papermill's banner at the top. Returns the
+    cell's execution count (or index) for the message."""
+    import nbformat
+    from papermill.execute import ERROR_MARKER_TAG
+
+    if not path.exists():
+        return "?"
+    nb = nbformat.read(path, as_version=4)
+    started = [
+        (index, cell)
+        for index, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and cell.metadata.get("papermill", {}).get("start_time")
+    ]
+    if not started:
+        return "?"
+    index, cell = started[-1]
+    label = str(cell.get("execution_count") or index)
+    message = f"cell did not finish within {timeout:g} s and was stopped (cell timeout)"
+    cell.outputs.append(
+        nbformat.v4.new_output("error", ename="CellTimeoutError", evalue=message, traceback=[])
+    )
+    cell.metadata.setdefault("papermill", {}).update(exception=True, status="failed")
+    nb.metadata.setdefault("papermill", {})["exception"] = True
+    banner = nbformat.v4.new_markdown_cell(
+        f"**Evaluation failed**: cell In [{label}] timed out after {timeout:g} s.",
+        metadata={"tags": [ERROR_MARKER_TAG]},
+    )
+    nb.cells.insert(0, banner)
+    nbformat.write(nb, path)
+    return label
 
 
 @contextmanager

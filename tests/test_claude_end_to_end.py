@@ -236,7 +236,7 @@ def test_notebook_under_papermill_with_the_claude_judge(workspace, fake_api, mon
     assert scores["meta"]["usage"]["requests"] >= 12
     assert (out / "judgments.jsonl").exists()
     notebook_text = (out / "evaluation.ipynb").read_text()
-    assert "cache_read_input_tokens" in notebook_text  # the usage table is shown
+    assert "Cache read" in notebook_text  # the usage table is shown, with human headers
     # The key is in none of the outputs nor the cache.
     assert list((workspace / "cache").rglob("*.json"))
     leaked = all_text_under(out, workspace / "cache")

@@ -326,11 +326,12 @@ def test_atomic_write_keeps_the_usual_file_mode(tmp_path):
 # --------------------------------------------------------------------------- write_outputs
 
 
-def test_write_outputs_writes_both_files(render_evaluation, tmp_path):
+def test_write_outputs_writes_scores_report_and_verdicts(render_evaluation, tmp_path):
     paths = write_outputs(render_evaluation, tmp_path / "eval")
     assert paths == {
         "scores": tmp_path / "eval" / "scores.json",
         "report": tmp_path / "eval" / "evaluation-report.md",
+        "verdicts": tmp_path / "eval" / "verdicts.json",
     }
     assert json.loads(paths["scores"].read_text()) == to_scores_dict(render_evaluation)
     assert paths["report"].read_text().startswith("# Evaluation: ssh-miner")

@@ -16,6 +16,7 @@ from ..model import Evaluation
 from ._atomic import write_text_atomic
 from .markdown import render_report, summary_markdown, write_report
 from .scores_json import dumps_scores, load_schema, to_scores_dict, validate_scores, write_scores
+from .verdicts_json import VERDICTS_FILENAME, dumps_verdicts
 
 if TYPE_CHECKING:
     from .plots import capability_bars, checkpoint_heatmap, diagnosis_plane, save_figure
@@ -59,7 +60,9 @@ def write_outputs(ev: Evaluation, out_dir: str | Path) -> dict[str, Path]:
     an evaluation that fails the schema or the template overwrites nothing.
     A judge that made calls also gets ``judgments.jsonl``: one raw
     request/response record per call, for audit and later re-derivation.
-    Returns ``{"scores": path, "report": path[, "judgments": path]}``.
+    ``verdicts.json`` records the judge's claims, so the record can be re-derived
+    (``evalkit record``, ``evalkit verify``) without judging again.
+    Returns ``{"scores": path, "report": path, "verdicts": path[, "judgments": path]}``.
     """
     folder = Path(out_dir)
     data = to_scores_dict(ev)
@@ -69,6 +72,7 @@ def write_outputs(ev: Evaluation, out_dir: str | Path) -> dict[str, Path]:
     written: dict[str, Path] = {}
     if ev.records:
         written["judgments"] = write_text_atomic(folder / JUDGMENTS_FILENAME, judgments_jsonl(ev))
+    written["verdicts"] = write_text_atomic(folder / VERDICTS_FILENAME, dumps_verdicts(ev))
     written["scores"] = write_text_atomic(folder / SCORES_FILENAME, scores_text)
     written["report"] = write_text_atomic(folder / REPORT_FILENAME, report_text)
     return written
@@ -84,6 +88,7 @@ def judgments_jsonl(ev: Evaluation) -> str:
 
 __all__ = [
     "JUDGMENTS_FILENAME",
+    "VERDICTS_FILENAME",
     "judgments_jsonl",
     "REPORT_FILENAME",
     "SCORES_FILENAME",

@@ -6,6 +6,7 @@ columns): an N/A dimension, an errored item, a percentage with max 0.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping
 
 import pandas as pd
@@ -16,7 +17,9 @@ from ..model import (
     PLAN_SUBSCORES,
     DimensionScore,
     Evaluation,
+    GroundedVerdict,
     ItemScore,
+    QuoteCheck,
     Tally,
     Usage,
 )
@@ -138,7 +141,7 @@ def style_items(ev: Evaluation) -> Styler:
         .set_properties(
             subset=wrap, **{"white-space": "pre-wrap", "min-width": "16em", "text-align": "left"}
         )
-        .format(na_rep="N/A")
+        .format(na_rep="N/A", escape="html")
         .hide(axis="index")
     )
 
@@ -233,3 +236,187 @@ def usage_frame(ev: Evaluation) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["chk_id", *USAGE_COLUMNS])
     ints = [c for c in USAGE_COLUMNS if c not in ("cost_usd", "latency_s")]
     return _typed(frame, ints=ints, floats=("cost_usd", "latency_s")).set_index("chk_id")
+
+
+# --------------------------------------------------------------------------- display
+
+# What a reader sees as column headers; the frames above keep their machine names.
+HUMAN_COLUMNS: dict[str, str] = {
+    "dimension": "Dimension",
+    "score": "Score",
+    "max": "Max",
+    "pct": "%",
+    "level": "Level",
+    "cap": "Capability",
+    "name": "Name",
+    "items": "Checkpoints",
+    "n_items": "Count",
+    "detection_score": "Detection",
+    "detection_max": "Detection max",
+    "detection_pct": "Detection %",
+    "detection_level": "Detection level",
+    "plan_score": "Plan",
+    "plan_max": "Plan max",
+    "plan_pct": "Plan %",
+    "plan_level": "Plan level",
+    "diagnosis": "Mode",
+    "subscore": "Sub-score",
+    "count": "Times lost",
+    "chk_id": "Checkpoint",
+    "requests": "Requests",
+    "input_tokens": "Input tokens",
+    "output_tokens": "Output tokens",
+    "cache_creation_input_tokens": "Cache write",
+    "cache_read_input_tokens": "Cache read",
+    "cost_usd": "Cost (USD)",
+    "latency_s": "Latency (s)",
+    "cached_responses": "Cached answers",
+}
+
+
+def for_display(frame: pd.DataFrame) -> Styler:
+    """``frame`` with human column names, N/A for missing values, agent text escaped."""
+    shown = frame.rename(columns=HUMAN_COLUMNS)
+    shown = shown.rename_axis(
+        index=[HUMAN_COLUMNS.get(str(name), name) if name else name for name in shown.index.names]
+    )
+    styler = shown.style.format(na_rep="N/A", precision=1, escape="html")
+    if not any(shown.index.names):
+        styler = styler.hide(axis="index")
+    return styler
+
+
+MARK_POINT = "✓"
+MARK_LOST = "✗"
+_MARK_STYLE = {
+    "point": ("#1b5e20", "#c8e6c9"),
+    "lost": ("#b71c1c", "#ffcdd2"),
+    "withheld": ("#b71c1c", "#ffcdd2"),
+    "penalized": ("#4a148c", "#e1bee7"),
+}
+
+
+def _inline_markdown(text: str) -> str:
+    """A quote as rendered text: Markdown emphasis and code shown, raw HTML escaped."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).renderInline(text)
+
+
+def _mark(name: str, dim: DimensionScore) -> str:
+    value = dim.subscores.get(name)
+    if name in dim.penalized:
+        kind, mark, note = "penalized", "⊘", "zeroed by a penalty"
+    elif name in dim.withheld:
+        kind, mark, note = "withheld", MARK_LOST, "claimed, no verbatim quote"
+    elif value == 1:
+        kind, mark, note = "point", MARK_POINT, "earned"
+    else:
+        kind, mark, note = "lost", MARK_LOST, "missed"
+    color, background = _MARK_STYLE[kind]
+    return (
+        f'<span class="evalkit-mark evalkit-{kind}" title="{html.escape(note)}" style="display:'
+        f"inline-block;margin:0 6px 4px 0;padding:1px 8px;border-radius:10px;color:{color};"
+        f'background:{background}">{mark} {html.escape(name)}'
+        f"{'' if kind in ('point', 'lost') else f' <small>({html.escape(note)})</small>'}</span>"
+    )
+
+
+def _where(check: QuoteCheck | None, documents: Mapping[str, str]) -> str:
+    if check is None or check.source is None:
+        return "not found in the documents"
+    line = f", line {check.line}" if check.line is not None else ""
+    return f"{documents.get(check.source, check.source)}{line}"
+
+
+def _quote_block(quote: str, where: str) -> str:
+    return (
+        '<blockquote style="margin:4px 0 4px 0;padding:2px 10px;border-left:3px solid #90a4ae;'
+        f'color:#263238">{_inline_markdown(quote)}'
+        f' <span style="color:#607d8b;font-size:85%">({html.escape(where)})</span></blockquote>'
+    )
+
+
+def _card(item: ItemScore, verdict: GroundedVerdict | None, documents: Mapping[str, str]) -> str:
+    checks: dict[str, QuoteCheck] = {}
+    if verdict is not None:
+        for subs in (verdict.detection or (), verdict.plan or ()):
+            for sub in subs:
+                for check in sub.quotes:
+                    checks.setdefault(check.quote, check)
+    parts = [
+        f'<div class="evalkit-card" id="card-{html.escape(item.chk_id)}" style="border:1px solid '
+        f"{'#ffb74d' if item.status == 'error' else '#cfd8dc'};border-radius:6px;"
+        "padding:8px 14px;margin:10px 0;max-width:100%;box-sizing:border-box;"
+        'overflow-wrap:anywhere;text-align:left;white-space:normal">',
+        f'<div style="font-weight:bold;font-size:110%">{html.escape(item.chk_id)}: '
+        f"{html.escape(item.name)}</div>",
+        f'<div style="color:#546e7a;font-size:90%">{html.escape(", ".join(item.caps))}'
+        f" · scope {html.escape(item.scope)}</div>",
+    ]
+    if item.status == "error":
+        parts.append(
+            f'<p style="color:#e65100"><b>Not scored (error):</b> '
+            f"{html.escape(item.error or 'unknown')}</p>"
+        )
+    for label, dim, names in (
+        ("Detection", item.detection, DETECTION_SUBSCORES),
+        ("Plan", item.plan, PLAN_SUBSCORES),
+    ):
+        if item.status == "error":
+            break
+        if dim is None:
+            parts.append(f'<p style="color:#9e9e9e">{label}: N/A for this checkpoint</p>')
+            continue
+        marks = "".join(_mark(name, dim) for name in names)
+        parts.append(
+            f'<div style="margin-top:6px"><b>{label} {dim.total}/{dim.max}</b> {marks}</div>'
+        )
+        if dim.rationale:
+            rationale = html.escape(dim.rationale)
+            parts.append(f'<p style="margin:2px 0 4px 0;white-space:pre-wrap">{rationale}</p>')
+        for quote in dim.quotes:
+            parts.append(_quote_block(quote, _where(checks.get(quote), documents)))
+    for penalty in item.penalties:
+        where = _where(QuoteCheck(penalty.quote, True, penalty.source, penalty.line), documents)
+        parts.append(
+            f'<div style="margin-top:6px;color:#4a148c"><b>Penalty: {html.escape(penalty.rule)}'
+            f"</b>: {html.escape(penalty.detail)}</div>"
+        )
+        parts.append(_quote_block(penalty.quote, where))
+    for dismissed in item.dismissed_penalties:
+        parts.append(
+            f'<div style="margin-top:6px;color:#757575">Penalty raised, not applied: '
+            f"{html.escape(dismissed.flag.rule)} ({html.escape(dismissed.reason)})</div>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+class CheckpointCards:
+    """Every checkpoint as a card (id and name, marks, rationale, quotes, penalties).
+
+    Rendered as HTML in a notebook (``_repr_html_``): it wraps at any width, so the
+    record reads at 1280 px without a horizontal scrollbar. All agent and judge text
+    is escaped; quotes show their Markdown rendered, never raw markers.
+    """
+
+    def __init__(self, ev: Evaluation) -> None:
+        self.ev = ev
+
+    def _repr_html_(self) -> str:
+        ev = self.ev
+        documents = {
+            "report": ev.submission.report.filename,
+            "plan": ev.submission.plan.filename,
+        }
+        verdicts = {verdict.chk_id: verdict for verdict in ev.verdicts}
+        cards = "".join(_card(item, verdicts.get(item.chk_id), documents) for item in ev.items)
+        return f'<div class="evalkit-cards" style="max-width:100%">{cards}</div>'
+
+    def __repr__(self) -> str:
+        return f"<{len(self.ev.items)} checkpoint cards of {self.ev.range.id}>"
+
+
+def checkpoint_cards(ev: Evaluation) -> CheckpointCards:
+    return CheckpointCards(ev)

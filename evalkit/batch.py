@@ -1,0 +1,480 @@
+"""Evaluate many (run, range) pairs at once: selection, workers, resume, failures, index.
+
+:func:`plan_batch` picks the pairs (globs over runs and ranges; by default every
+run x every range it has documents for) and decides which are already done: an
+evaluation is skipped when its outputs are all there, its summary is complete and
+its recorded input hashes, judge, judge model and prompt hash match today's. The
+rest run through :func:`run_task`, which executes the evaluation notebook through
+:func:`evalkit.notebook.execute` (the path ``evalkit run`` takes), one task per
+worker process (``concurrent.futures``) or per Dask task (``--scheduler``). A task
+never raises: a failing cell, a cell timeout or a dead kernel comes back as a
+failed :class:`Outcome` with its reason, and the batch goes on. With
+``notebook=False`` the same evaluation runs in-process through the Python API.
+
+:func:`write_index` then writes ``index.csv``, ``index.json``, ``leaderboard.md``
+and ``index.html`` into the runs folder, from every ``scores.json`` under it.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import io
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .checklist import list_ranges, load_range
+from .errors import EvalkitError
+from .judges import judge_options, make_judge
+from .model import JudgeInfo, Range
+from .notebook import HTML_NAME, NOTEBOOK_NAME
+from .render import REPORT_FILENAME, SCORES_FILENAME
+from .render.verdicts_json import VERDICTS_FILENAME
+from .runs import list_runs, load_submission
+
+INDEX_COLUMNS: tuple[str, ...] = (
+    "run",
+    "range",
+    "judge",
+    "model",
+    "prompt_version",
+    "detection_pct",
+    "plan_pct",
+    "mode",
+    "complete",
+    "errored_items",
+    "cost_usd",
+    "path",
+    "model_under_test",
+)
+INDEX_CSV, INDEX_JSON, LEADERBOARD_MD, INDEX_HTML = (
+    "index.csv",
+    "index.json",
+    "leaderboard.md",
+    "index.html",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every evaluation of a batch shares."""
+
+    ranges_dir: Path
+    runs_dir: Path
+    judge: str = "rules"
+    model: str = ""
+    prompt_dir: Path | None = None
+    concurrency: int = 8
+    use_cache: bool = True
+    cache_dir: Path = Path(".evalkit-cache")
+    notebook: Path | None = None
+    cell_timeout: float | None = None
+    with_notebook: bool = True
+    workspace: Path = field(default_factory=Path.cwd)
+
+    def judge_settings(self) -> dict[str, Any]:
+        return dict(
+            model=self.model,
+            prompt_dir=str(self.prompt_dir.resolve()) if self.prompt_dir else None,
+            concurrency=self.concurrency,
+            use_cache=self.use_cache,
+            cache_dir=str(self.cache_dir.resolve()),
+        )
+
+
+@dataclass(frozen=True)
+class Task:
+    run: str
+    range: str
+    out_dir: Path
+    settings: Settings
+
+    @property
+    def label(self) -> str:
+        return f"{self.run}/{self.range}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    run: str
+    range: str
+    status: str  # done | skipped | failed
+    reason: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class BatchPlan:
+    todo: list[Task]
+    skipped: list[Task]
+    failed: list[Outcome]  # pairs whose inputs could not even be read
+
+
+def out_dir_for(settings: Settings, run: str, range_id: str) -> Path:
+    from .cli import default_out_dir
+
+    return default_out_dir(settings.runs_dir, run, range_id, settings.judge, settings.model)
+
+
+def _matches(name: str, patterns: Sequence[str] | None) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def select_pairs(
+    runs_dir: Path,
+    ranges_dir: Path,
+    runs: Sequence[str] | None = None,
+    ranges: Sequence[str] | None = None,
+) -> list[tuple[str, str]]:
+    """(run, range) pairs: the runs and ranges matching the globs, where the run has documents."""
+    if not runs_dir.is_dir():
+        raise EvalkitError("runs folder is missing", path=runs_dir)
+    if not ranges_dir.is_dir():
+        raise EvalkitError("ranges folder is missing", path=ranges_dir)
+    run_names = [name for name in list_runs(runs_dir) if _matches(name, runs)]
+    range_names = [name for name in list_ranges(ranges_dir) if _matches(name, ranges)]
+    pairs = [
+        (run, range_id)
+        for run in run_names
+        for range_id in range_names
+        if (runs_dir / run / range_id).is_dir()
+    ]
+    if not pairs:
+        raise EvalkitError(
+            "no run has documents for a selected range"
+            f" (runs: {', '.join(runs or ['*'])}; ranges: {', '.join(ranges or ['*'])})",
+            path=runs_dir,
+        )
+    return pairs
+
+
+def _recorded_matches(out_dir: Path, expected: dict[str, Any], with_notebook: bool) -> bool:
+    needed = [SCORES_FILENAME, REPORT_FILENAME, VERDICTS_FILENAME]
+    if with_notebook:
+        needed += [NOTEBOOK_NAME, HTML_NAME]
+    if not all((out_dir / name).is_file() for name in needed):
+        return False
+    try:
+        scores = json.loads((out_dir / SCORES_FILENAME).read_text(encoding="utf-8"))
+        meta, summary = scores["meta"], scores["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    recorded = {
+        "inputs": meta.get("inputs"),
+        "judge": meta.get("judge"),
+        "evaluator_model": meta.get("evaluator_model"),
+        "prompt_sha256": meta.get("prompt_sha256"),
+    }
+    return recorded == expected and summary.get("complete") is True
+
+
+def plan_batch(
+    settings: Settings, pairs: Iterable[tuple[str, str]], *, force: bool = False
+) -> BatchPlan:
+    """Check every pair's inputs and sort the pairs into to-do, already done, and unreadable.
+
+    A judge that can tell it cannot run at all (``preflight``) stops the batch here,
+    before anything is executed.
+    """
+    judge = make_judge(settings.judge, **judge_options(settings.judge, **settings.judge_settings()))
+    info: JudgeInfo = judge.info
+    preflight = getattr(judge, "preflight", None)
+    plan = BatchPlan(todo=[], skipped=[], failed=[])
+    ranges: dict[str, Range | EvalkitError] = {}
+    for run, range_id in pairs:
+        try:
+            if range_id not in ranges:
+                try:
+                    ranges[range_id] = load_range(settings.ranges_dir, range_id)
+                except EvalkitError as exc:
+                    ranges[range_id] = exc
+            rng = ranges[range_id]
+            if isinstance(rng, EvalkitError):
+                raise rng
+            submission = load_submission(settings.runs_dir, run, rng)
+        except EvalkitError as exc:
+            plan.failed.append(Outcome(run, range_id, "failed", f"bad input: {exc}"))
+            continue
+        if preflight is not None:
+            preflight(rng, submission)
+        task = Task(run, range_id, out_dir_for(settings, run, range_id).resolve(), settings)
+        expected = {
+            "inputs": {
+                "checklist_sha256": rng.sha256,
+                "report_sha256": submission.report.sha256,
+                "plan_sha256": submission.plan.sha256,
+            },
+            "judge": info.name,
+            "evaluator_model": info.evaluator_model,
+            "prompt_sha256": info.prompt_sha256,
+        }
+        if not force and _recorded_matches(task.out_dir, expected, settings.with_notebook):
+            plan.skipped.append(task)
+        else:
+            plan.todo.append(task)
+    return plan
+
+
+# --------------------------------------------------------------------------- one task
+
+
+def run_task(task: Task) -> Outcome:
+    """Evaluate one (run, range); never raises, so one failure cannot stop the batch."""
+    started = time.perf_counter()
+    try:
+        if task.settings.with_notebook:
+            _execute_notebook(task)
+        else:
+            evaluate_in_process(task)
+    except EvalkitError as exc:
+        return Outcome(task.run, task.range, "failed", str(exc), time.perf_counter() - started)
+    except Exception as exc:  # a bug or an environment failure: still only this task's
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return Outcome(task.run, task.range, "failed", reason, time.perf_counter() - started)
+    return Outcome(task.run, task.range, "done", "", time.perf_counter() - started)
+
+
+def _execute_notebook(task: Task) -> None:
+    from .notebook import execute
+
+    settings = task.settings
+    judge_settings = settings.judge_settings()
+    parameters = dict(
+        range_id=task.range,
+        run_id=task.run,
+        judge=settings.judge,
+        ranges_dir=str(settings.ranges_dir.resolve()),
+        runs_dir=str(settings.runs_dir.resolve()),
+        model_under_test="",
+        **{**judge_settings, "prompt_dir": judge_settings["prompt_dir"] or ""},
+    )
+    execute(
+        parameters,
+        task.out_dir,
+        notebook=settings.notebook,
+        progress=False,
+        cell_timeout=settings.cell_timeout,
+        workspace=settings.workspace,
+    )
+
+
+def evaluate_in_process(task: Task) -> None:
+    """The fast path: judge, ground, score and write scores.json + report, no notebook."""
+    from .pipeline import evaluate
+    from .render import write_outputs
+
+    settings = task.settings
+    rng = load_range(settings.ranges_dir, task.range)
+    submission = load_submission(settings.runs_dir, task.run, rng)
+    judge = make_judge(settings.judge, **judge_options(settings.judge, **settings.judge_settings()))
+    write_outputs(evaluate(rng, submission, judge), task.out_dir)
+
+
+# --------------------------------------------------------------------------- engines
+
+OnOutcome = Callable[[Outcome], None]
+
+
+def run_local(tasks: Sequence[Task], workers: int, on_outcome: OnOutcome) -> list[Outcome]:
+    """Run ``tasks`` on ``workers`` processes (in this process for the no-notebook path)."""
+    if not tasks:
+        return []
+    if not tasks[0].settings.with_notebook:
+        outcomes = []
+        for task in tasks:
+            outcome = run_task(task)
+            on_outcome(outcome)
+            outcomes.append(outcome)
+        return outcomes
+    import multiprocessing
+
+    outcomes = []
+    # Each worker is a process of its own (and each notebook a kernel of its own), so the
+    # batch survives whatever one evaluation does. forkserver: workers start from a clean
+    # process, not a copy of this one.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
+        futures: dict[Future[Outcome], Task] = {pool.submit(run_task, task): task for task in tasks}
+        for future in as_completed(futures):
+            outcome = _result(future, futures[future])
+            on_outcome(outcome)
+            outcomes.append(outcome)
+    return outcomes
+
+
+def _result(future: Future[Outcome], task: Task) -> Outcome:
+    try:
+        return future.result()
+    except Exception as exc:  # the worker process itself died
+        reason = f"worker process died: {type(exc).__name__}: {exc}".splitlines()[0]
+        return Outcome(task.run, task.range, "failed", reason)
+
+
+def run_dask(tasks: Sequence[Task], scheduler: str, on_outcome: OnOutcome) -> list[Outcome]:
+    """Run each task on an existing Dask cluster; workers must share this file system."""
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError as exc:
+        raise EvalkitError(
+            "--scheduler needs dask.distributed: pip install 'evalkit[dask]'"
+        ) from exc
+    if not tasks:
+        return []
+    outcomes = []
+    try:
+        client = Client(scheduler, timeout=30)
+    except OSError as exc:
+        raise EvalkitError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from exc
+    with client:
+        futures = client.map(run_task, list(tasks), pure=False, key=[_dask_key(t) for t in tasks])
+        by_key = {future.key: task for future, task in zip(futures, tasks, strict=True)}
+        for future in dask_completed(futures):
+            task = by_key[future.key]
+            try:
+                outcome = future.result()
+            except Exception as exc:  # the Dask worker died or the task was lost
+                reason = f"Dask task failed: {type(exc).__name__}: {exc}".splitlines()[0]
+                outcome = Outcome(task.run, task.range, "failed", reason)
+            on_outcome(outcome)
+            outcomes.append(outcome)
+    return outcomes
+
+
+def _dask_key(task: Task) -> str:
+    return f"evalkit-{task.run}-{task.range}-{os.getpid()}-{time.monotonic_ns()}"
+
+
+# --------------------------------------------------------------------------- index
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    try:
+        return path.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def index_rows(runs_dir: Path, workspace: Path) -> list[dict[str, Any]]:
+    """One row per evaluation found under ``runs_dir`` (every judge), in run, range order."""
+    rows = []
+    for scores_path in sorted(runs_dir.glob(f"*/*/evaluations/*/{SCORES_FILENAME}")):
+        try:
+            scores = json.loads(scores_path.read_text(encoding="utf-8"))
+            meta, summary = scores["meta"], scores["summary"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        folder = scores_path.parent
+        html = folder / HTML_NAME
+        rows.append(
+            {
+                "run": meta.get("run_id"),
+                "range": meta.get("range"),
+                "judge": meta.get("judge"),
+                "model": meta.get("evaluator_model"),
+                "prompt_version": meta.get("prompt_version"),
+                "detection_pct": summary["detection"]["pct"],
+                "plan_pct": summary["plan"]["pct"],
+                "mode": summary.get("diagnosis"),
+                "complete": summary.get("complete"),
+                "errored_items": len(summary.get("errored") or ()),
+                "cost_usd": (meta.get("usage") or {}).get("cost_usd"),
+                "path": _relative(folder, workspace),
+                "model_under_test": meta.get("model_under_test"),
+                # Where index.html links: the HTML record, else the Markdown report.
+                "html": str(html) if html.is_file() else None,
+                "report": str(folder / REPORT_FILENAME),
+            }
+        )
+    return rows
+
+
+def _csv_text(rows: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(INDEX_COLUMNS), extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if row[key] is None else row[key] for key in INDEX_COLUMNS})
+    return buffer.getvalue()
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return round(sum(known) / len(known), 1) if known else None
+
+
+def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Runs ranked per judge by mean detection %, then mean plan %: two columns, never merged."""
+    lines = [
+        "# Leaderboard",
+        "",
+        "Mean detection % and mean plan % over the ranges each run was evaluated on, per judge.",
+        "The two dimensions are never merged; runs are ordered by detection, then plan.",
+        "",
+    ]
+    for judge in sorted({(row["judge"], row["model"]) for row in rows}, key=str):
+        mine = [row for row in rows if (row["judge"], row["model"]) == judge]
+        lines += [
+            f"## Judge {judge[0]} ({judge[1]})",
+            "",
+            "| rank | run | model under test | ranges | detection % | plan % | modes | complete |",
+            "|---:|---|---|---:|---:|---:|---|---|",
+        ]
+        by_run: dict[str, list[dict[str, Any]]] = {}
+        for row in mine:
+            by_run.setdefault(str(row["run"]), []).append(row)
+        ranked = sorted(
+            by_run.items(),
+            key=lambda item: (
+                -(_mean([r["detection_pct"] for r in item[1]]) or -1.0),
+                -(_mean([r["plan_pct"] for r in item[1]]) or -1.0),
+                item[0],
+            ),
+        )
+        for rank, (run, runs) in enumerate(ranked, start=1):
+            detection = _mean([r["detection_pct"] for r in runs])
+            plan = _mean([r["plan_pct"] for r in runs])
+            modes = ", ".join(f"{r['range']}: {r['mode'] or 'no diagnosis'}" for r in runs)
+            complete = "yes" if all(r["complete"] for r in runs) else "no"
+            model = next((r["model_under_test"] for r in runs if r["model_under_test"]), "")
+            lines.append(
+                f"| {rank} | {run} | {model or 'unknown'} | {len(runs)} | "
+                f"{'N/A' if detection is None else detection} | "
+                f"{'N/A' if plan is None else plan} | {modes} | {complete} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_index(runs_dir: Path, workspace: Path) -> dict[str, Path]:
+    """Write index.csv, index.json, leaderboard.md and index.html into ``runs_dir``."""
+    from .render import write_text_atomic
+    from .render.html import write_index_html
+
+    rows = index_rows(runs_dir, workspace)
+    public = [{key: row[key] for key in INDEX_COLUMNS} for row in rows]
+    return {
+        "csv": write_text_atomic(runs_dir / INDEX_CSV, _csv_text(rows)),
+        "json": write_text_atomic(
+            runs_dir / INDEX_JSON, json.dumps(public, indent=2, ensure_ascii=False) + "\n"
+        ),
+        "leaderboard": write_text_atomic(runs_dir / LEADERBOARD_MD, leaderboard_markdown(rows)),
+        "html": write_index_html(rows, runs_dir / INDEX_HTML, "evalkit evaluations"),
+    }
+
+
+def failure_table(outcomes: Iterable[Outcome]) -> str:
+    failed = [outcome for outcome in outcomes if outcome.status == "failed"]
+    if not failed:
+        return ""
+    width_run = max(len("run"), *(len(o.run) for o in failed))
+    width_range = max(len("range"), *(len(o.range) for o in failed))
+    lines = [f"{'run':<{width_run}}  {'range':<{width_range}}  reason"]
+    lines += [f"{o.run:<{width_run}}  {o.range:<{width_range}}  {o.reason}" for o in failed]
+    return "\n".join(lines)

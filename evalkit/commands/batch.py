@@ -1,0 +1,153 @@
+"""``evalkit batch``: evaluate many runs x ranges, resumably, on workers or a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..judges import DEFAULT_CLAUDE_MODEL, JUDGE_NAMES
+
+
+def _globs(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [part for value in values for part in value.split(",") if part]
+
+
+def register(commands: Any) -> None:
+    batch = commands.add_parser(
+        "batch",
+        help="evaluate many runs x ranges: parallel, resumable, with an index of the results",
+        description=(
+            "Evaluate every selected (run, range) pair with the evaluation notebook, on N"
+            " worker processes or an existing Dask cluster. Evaluations already done with the"
+            " same inputs, judge, model and prompt are skipped (unless --force); failures are"
+            " isolated and listed at the end (exit 1). Writes runs/index.csv, index.json,"
+            " leaderboard.md and index.html."
+        ),
+    )
+    batch.add_argument(
+        "--runs",
+        nargs="+",
+        metavar="GLOB",
+        help="runs to evaluate (globs, space- or comma-separated; default: every run)",
+    )
+    batch.add_argument(
+        "--ranges",
+        nargs="+",
+        metavar="GLOB",
+        help="ranges to evaluate (globs; default: every range a run has documents for)",
+    )
+    batch.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    batch.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    batch.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="parallel worker processes, each running its own kernel (default: the cores)",
+    )
+    batch.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run each evaluation as a task on this Dask cluster (shared storage; evalkit[dask])",
+    )
+    batch.add_argument("--force", action="store_true", help="re-run evaluations already done")
+    batch.add_argument(
+        "--no-notebook",
+        action="store_true",
+        help="judge, score and write scores.json + report in-process, without notebooks"
+        " (`evalkit record FOLDER` executes the notebook later from the recorded verdicts)",
+    )
+    batch.add_argument(
+        "--cell-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="fail an evaluation whose notebook cell runs longer than this (default: no limit)",
+    )
+    batch.add_argument("--judge", choices=JUDGE_NAMES, default="rules")
+    batch.add_argument("--model", default=DEFAULT_CLAUDE_MODEL, help="judge model (claude)")
+    batch.add_argument("--prompt-dir", type=Path, metavar="DIR")
+    batch.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (claude)")
+    batch.add_argument("--no-cache", action="store_true")
+    batch.add_argument("--cache-dir", type=Path, default=Path(".evalkit-cache"), metavar="DIR")
+    batch.add_argument(
+        "--notebook", type=Path, metavar="PATH", help="a modified evaluation notebook to execute"
+    )
+    batch.add_argument("--quiet", action="store_true", help="no progress bar")
+    batch.set_defaults(handler=cmd_batch)
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .. import batch
+    from ..errors import EvalkitError
+
+    if args.workers < 1:
+        raise EvalkitError("--workers must be at least 1")
+    if args.cell_timeout is not None and args.cell_timeout <= 0:
+        raise EvalkitError("--cell-timeout must be positive")
+    if args.notebook is not None and not args.notebook.is_file():
+        raise EvalkitError("notebook not found", path=args.notebook)
+    settings = batch.Settings(
+        ranges_dir=args.ranges_dir,
+        runs_dir=args.runs_dir,
+        judge=args.judge,
+        model=args.model,
+        prompt_dir=args.prompt_dir,
+        concurrency=args.concurrency,
+        use_cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        notebook=args.notebook.resolve() if args.notebook else None,
+        cell_timeout=args.cell_timeout,
+        with_notebook=not args.no_notebook,
+        workspace=Path.cwd().resolve(),
+    )
+    pairs = batch.select_pairs(
+        args.runs_dir, args.ranges_dir, _globs(args.runs), _globs(args.ranges)
+    )
+    plan = batch.plan_batch(settings, pairs, force=args.force)
+
+    bar = tqdm(
+        total=len(pairs),
+        desc="batch",
+        unit="eval",
+        file=sys.stderr,
+        disable=args.quiet,
+        dynamic_ncols=True,
+    )
+    counts = {"done": 0, "skipped": len(plan.skipped), "failed": len(plan.failed)}
+    bar.update(len(plan.skipped) + len(plan.failed))
+    bar.set_postfix(counts, refresh=True)
+
+    def on_outcome(outcome: batch.Outcome) -> None:
+        counts[outcome.status] += 1
+        bar.set_postfix(counts, refresh=False)
+        bar.update(1)
+
+    try:
+        if args.scheduler:
+            outcomes = batch.run_dask(plan.todo, args.scheduler, on_outcome)
+        else:
+            outcomes = batch.run_local(plan.todo, args.workers, on_outcome)
+    finally:
+        bar.close()
+    outcomes = [*plan.failed, *outcomes]
+    written = batch.write_index(args.runs_dir, settings.workspace)
+
+    print(
+        f"{len(pairs)} evaluations: {counts['done']} done, {counts['skipped']} skipped"
+        f" (already up to date), {counts['failed']} failed"
+    )
+    for name in ("csv", "json", "leaderboard", "html"):
+        print(f"  {name}: {written[name]}")
+    table = batch.failure_table(outcomes)
+    if table:
+        print("failed evaluations:", file=sys.stderr)
+        print(table, file=sys.stderr)
+        return 1
+    return 0
