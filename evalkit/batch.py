@@ -329,13 +329,13 @@ def run_dask(tasks: Sequence[Task], scheduler: str, on_outcome: OnOutcome) -> li
         return []
     outcomes = []
     try:
-        client = Client(scheduler, timeout=30)
+        client = Client(scheduler, timeout=30)  # type: ignore[no-untyped-call]
     except OSError as exc:
         raise EvalkitError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from exc
     with client:
         futures = client.map(run_task, list(tasks), pure=False, key=[_dask_key(t) for t in tasks])
         by_key = {future.key: task for future, task in zip(futures, tasks, strict=True)}
-        for future in dask_completed(futures):
+        for future in dask_completed(futures):  # type: ignore[no-untyped-call]
             task = by_key[future.key]
             try:
                 outcome = future.result()

@@ -142,6 +142,10 @@ class ReplayJudge:
     def info(self) -> JudgeInfo:
         return self._info
 
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        return self._verdicts
+
     async def judge(
         self,
         rng: Range,
@@ -182,3 +186,45 @@ def recorded_judge(folder: str | Path, rng: Range, fallback: Any = None) -> Repl
         usage=usage,
         timestamp=meta.get("timestamp"),
     )
+
+
+def record_notebook(
+    folder: str | Path,
+    *,
+    ranges_dir: Path,
+    runs_dir: Path,
+    workspace: Path | None = None,
+    notebook: Path | None = None,
+    cell_timeout: float | None = None,
+) -> Path:
+    """Execute the evaluation notebook for the evaluation recorded in ``folder``, replaying
+    its verdicts (nothing is judged again); returns the executed notebook's path.
+
+    The notebook rewrites ``scores.json`` and the report from the same verdicts, timestamp
+    and usage, so they come out as they were.
+    """
+    from .notebook import execute
+
+    folder = Path(folder).resolve()
+    meta = read_scores(folder).get("meta", {})
+    judge = str(meta.get("judge") or "rules")
+    parameters: dict[str, Any] = dict(
+        range_id=str(meta.get("range")),
+        run_id=str(meta.get("run_id")),
+        judge=judge,
+        ranges_dir=str(ranges_dir.resolve()),
+        runs_dir=str(runs_dir.resolve()),
+        model_under_test=str(meta.get("model_under_test") or ""),
+        replay_from=str(folder),
+    )
+    if judge != "rules":
+        parameters["model"] = str(meta.get("evaluator_model") or "")
+    result = execute(
+        parameters,
+        folder,
+        notebook=notebook,
+        progress=False,
+        cell_timeout=cell_timeout,
+        workspace=workspace,
+    )
+    return result.notebook

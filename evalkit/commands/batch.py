@@ -93,15 +93,17 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise EvalkitError("--cell-timeout must be positive")
     if args.notebook is not None and not args.notebook.is_file():
         raise EvalkitError("notebook not found", path=args.notebook)
+    # Absolute paths: a task may run in another process or on a Dask worker whose working
+    # directory is not ours (the record still shows them relative to the workspace).
     settings = batch.Settings(
-        ranges_dir=args.ranges_dir,
-        runs_dir=args.runs_dir,
+        ranges_dir=args.ranges_dir.resolve(),
+        runs_dir=args.runs_dir.resolve(),
         judge=args.judge,
         model=args.model,
-        prompt_dir=args.prompt_dir,
+        prompt_dir=args.prompt_dir.resolve() if args.prompt_dir else None,
         concurrency=args.concurrency,
         use_cache=not args.no_cache,
-        cache_dir=args.cache_dir,
+        cache_dir=args.cache_dir.resolve(),
         notebook=args.notebook.resolve() if args.notebook else None,
         cell_timeout=args.cell_timeout,
         with_notebook=not args.no_notebook,

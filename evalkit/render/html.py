@@ -40,7 +40,7 @@ def export_html(notebook: str | Path, target: str | Path) -> Path:
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(
+    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
         extra_loaders=[DictLoader({"evalkit-record.html.j2": _RECORD_TEMPLATE})],
         template_file="evalkit-record.html.j2",
         exclude_input=True,

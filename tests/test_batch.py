@@ -1,0 +1,206 @@
+"""`evalkit batch` as a user runs it: selection, resume after a kill, isolated failures, index."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from evalkit import batch
+from tests.samples import REPO, evalkit_command, run_evalkit
+
+pytestmark = pytest.mark.e2e
+
+RANGES = ("redis-exposed", "ssh-miner", "weak-baseline")
+
+
+def environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+
+
+def add_runs(workspace: Path, *names: str) -> None:
+    for name in names:
+        shutil.copytree(workspace / "runs/demo", workspace / "runs" / name)
+
+
+def evaluation(workspace: Path, run: str, range_id: str) -> Path:
+    return workspace / "runs" / run / range_id / "evaluations" / "rules"
+
+
+# --------------------------------------------------------------------------- unit level
+
+
+def test_selection_takes_globs_and_only_pairs_with_documents(workspace: Path):
+    add_runs(workspace, "alpha", "beta")
+    shutil.rmtree(workspace / "runs/beta/ssh-miner")
+    pairs = batch.select_pairs(workspace / "runs", workspace / "ranges")
+    assert len(pairs) == 8 and ("beta", "ssh-miner") not in pairs
+    pairs = batch.select_pairs(workspace / "runs", workspace / "ranges", ["a*", "demo"], ["s*"])
+    assert pairs == [("alpha", "ssh-miner"), ("demo", "ssh-miner")]
+
+
+def test_leaderboard_keeps_detection_and_plan_apart():
+    rows = [
+        dict(run="a", range="r1", judge="rules", model="rules-v1", detection_pct=90.0,
+             plan_pct=10.0, mode="Plan bottleneck", complete=True, model_under_test="m1"),
+        dict(run="b", range="r1", judge="rules", model="rules-v1", detection_pct=50.0,
+             plan_pct=100.0, mode="Blind fix", complete=True, model_under_test=None),
+    ]  # fmt: skip
+    text = batch.leaderboard_markdown(rows)
+    assert "| 1 | a | m1 | 1 | 90.0 | 10.0 | r1: Plan bottleneck | yes |" in text
+    assert "| 2 | b | unknown | 1 | 50.0 | 100.0 | r1: Blind fix | yes |" in text
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def test_batch_resumes_after_being_killed_and_writes_the_index(workspace: Path):
+    add_runs(workspace, "demo-b")
+    command = [*evalkit_command(), "batch", "--workers", "2"]
+    process = subprocess.Popen(
+        command,
+        cwd=workspace,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: the kill takes workers and kernels
+    )
+    deadline = time.monotonic() + 300
+    records = []
+    while time.monotonic() < deadline and process.poll() is None:
+        records = list((workspace / "runs").glob("*/*/evaluations/rules/evaluation.html"))
+        if records:
+            break
+        time.sleep(0.2)
+    assert records, "no evaluation finished before the batch ended"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stdout.close()
+    process.stderr.close()
+    finished = len(list((workspace / "runs").glob("*/*/evaluations/rules/evaluation.html")))
+
+    result = run_evalkit("batch", "--workers", "2", cwd=workspace, env=environment())
+    assert result.returncode == 0, result.stderr
+    summary = result.stdout.splitlines()[0]
+    skipped = int(summary.split(" skipped")[0].rsplit(" ", 1)[1])
+    assert skipped >= finished >= 1 and summary.startswith("6 evaluations:")
+    for run in ("demo", "demo-b"):
+        for range_id in RANGES:
+            folder = evaluation(workspace, run, range_id)
+            for name in ("evaluation.ipynb", "evaluation.html", "scores.json", "verdicts.json"):
+                assert (folder / name).is_file(), folder / name
+
+    with open(workspace / "runs/index.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(row["run"], row["range"]) for row in rows] == [
+        (run, range_id) for run in ("demo", "demo-b") for range_id in RANGES
+    ]
+    assert list(rows[0]) == list(batch.INDEX_COLUMNS)
+    assert (
+        rows[1]["mode"] == "All-round"
+        and rows[1]["path"] == "runs/demo/ssh-miner/evaluations/rules"
+    )
+    assert len(json.loads((workspace / "runs/index.json").read_text())) == 6
+    assert "| demo |" in (workspace / "runs/leaderboard.md").read_text()
+    index_html = (workspace / "runs/index.html").read_text()
+    assert index_html.count('evaluations/rules/evaluation.html"') == 6
+    assert str(workspace) not in index_html
+
+    again = run_evalkit("batch", cwd=workspace, env=environment())
+    assert again.returncode == 0 and "0 done, 6 skipped" in again.stdout
+
+
+def test_batch_survives_a_failing_and_a_hanging_notebook(workspace: Path, tmp_path: Path):
+    notebook = nbformat.read(REPO / "notebooks/evaluate.ipynb", as_version=4)
+    setup = next(i for i, cell in enumerate(notebook.cells) if "evalkit.load_range" in cell.source)
+    notebook.cells.insert(
+        setup + 1,
+        nbformat.v4.new_code_cell(
+            "import time\n"
+            'if range_id == "weak-baseline":\n'
+            '    raise RuntimeError("this range breaks the notebook")\n'
+            'if range_id == "redis-exposed":\n'
+            "    time.sleep(600)\n"
+        ),
+    )
+    override = tmp_path / "broken.ipynb"
+    nbformat.write(notebook, override)
+
+    result = run_evalkit(
+        "batch", "--runs", "demo", "--workers", "2", "--notebook", str(override),
+        "--cell-timeout", "20", cwd=workspace, env=environment(),
+    )  # fmt: skip
+
+    assert result.returncode == 1
+    assert "1 done, 0 skipped (already up to date), 2 failed" in result.stdout
+    failures = result.stderr[result.stderr.index("failed evaluations:") :].splitlines()
+    assert any("weak-baseline" in line and "RuntimeError" in line for line in failures)
+    assert any("redis-exposed" in line and "timed out after 20 s" in line for line in failures)
+    assert (evaluation(workspace, "demo", "ssh-miner") / "evaluation.html").is_file()
+    hung = nbformat.read(
+        evaluation(workspace, "demo", "redis-exposed") / "evaluation.failed.ipynb", as_version=4
+    )
+    assert "timed out" in hung.cells[0].source  # flagged at the top, as papermill flags errors
+    flagged = [c for c in hung.cells if c.cell_type == "code" and c.get("outputs")]
+    assert any(o.get("ename") == "CellTimeoutError" for c in flagged for o in c.outputs)
+    rows = json.loads((workspace / "runs/index.json").read_text())
+    assert [row["range"] for row in rows] == ["ssh-miner"]
+
+
+def test_no_notebook_then_record_gives_the_same_scores(workspace: Path):
+    result = run_evalkit(
+        "batch", "--runs", "demo", "--no-notebook", cwd=workspace, env=environment()
+    )
+    assert result.returncode == 0, result.stderr
+    folder = evaluation(workspace, "demo", "weak-baseline")
+    assert not (folder / "evaluation.ipynb").exists()
+    scores = (folder / "scores.json").read_text()
+    verdicts = json.loads((folder / "verdicts.json").read_text())
+    assert set(verdicts) >= {"CHK-01"} and set(verdicts["CHK-01"]) == {
+        "detection",
+        "plan",
+        "penalties",
+    }
+
+    recorded = run_evalkit("record", str(folder), cwd=workspace, env=environment())
+    assert recorded.returncode == 0, recorded.stderr
+    assert (folder / "evaluation.html").is_file()
+    assert (folder / "scores.json").read_text() == scores  # same verdicts, same record
+    text = (folder / "evaluation.ipynb").read_text()
+    assert str(workspace) not in text
+
+    # The notebook batch now finds this one done, and runs the two without a notebook.
+    result = run_evalkit("batch", "--runs", "demo", cwd=workspace, env=environment())
+    assert result.returncode == 0, result.stderr
+    assert "2 done, 1 skipped" in result.stdout
+
+
+def test_batch_on_a_local_dask_cluster(workspace: Path):
+    distributed = pytest.importorskip("distributed")
+    add_runs(workspace, "demo-b")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        result = run_evalkit(
+            "batch", "--ranges", "ssh-miner,weak-baseline", "--scheduler",
+            cluster.scheduler_address, cwd=workspace, env=environment(),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("4 evaluations: 4 done")
+        again = run_evalkit(
+            "batch", "--ranges", "ssh-miner,weak-baseline", "--scheduler",
+            cluster.scheduler_address, cwd=workspace, env=environment(),
+        )  # fmt: skip
+        assert "0 done, 4 skipped" in again.stdout
+    rows = json.loads((workspace / "runs/index.json").read_text())
+    assert {(row["run"], row["range"]) for row in rows} == {
+        (run, range_id) for run in ("demo", "demo-b") for range_id in ("ssh-miner", "weak-baseline")
+    }
