@@ -121,6 +121,7 @@ def execute(
                 # Papermill's own per-cell bar would garble the streamed per-item bar.
                 progress_bar=False,
                 stderr_file=terminal if progress else None,
+                stdout_file=_ProgressLines(terminal) if progress else None,
                 kernel_name=kernel_name,
                 cwd=str(workspace or out_dir),
                 execution_timeout=cell_timeout,
@@ -204,6 +205,21 @@ def _flag_timeout(path: Path, timeout: float | None) -> str:
     nb.cells.insert(0, banner)
     nbformat.write(nb, path)
     return label
+
+
+class _ProgressLines:
+    """Passes on the notebook's progress bar, which it prints on stdout (so the record shows
+    it as text, not as an error block), and nothing else of its stdout."""
+
+    def __init__(self, terminal: TextIO) -> None:
+        self.terminal = terminal
+
+    def write(self, text: str) -> None:
+        if text.lstrip("\r").startswith("judging "):
+            self.terminal.write(text)
+
+    def flush(self) -> None:
+        self.terminal.flush()
 
 
 @contextmanager

@@ -47,7 +47,13 @@ def test_checkpoint_heatmap(render_evaluation, tmp_path):
     assert hatches.count("//") == 5 and hatches.count("xx") == 5
     labels = [tick.get_text() for tick in ax.get_yticklabels()]
     assert labels == ["CHK-01", "CHK-02", "CHK-03", "CHK-04 (error)"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["1", "0", "N/A", "error"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "1",
+        "0",
+        "0 (penalty)",
+        "N/A",
+        "error",
+    ]
     path = save_figure(fig, tmp_path / "heatmap.png")
     assert path.read_bytes().startswith(PNG_MAGIC)
 
@@ -108,3 +114,23 @@ def test_save_figure_follows_the_suffix_and_creates_folders(render_evaluation, t
     svg = save_figure(fig, tmp_path / "sub" / "heatmap.svg")
     assert svg.read_text().lstrip().startswith("<?xml")
     assert save_figure(fig, tmp_path / "noext").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_heatmap_shows_names_and_tells_a_penalty_zero_from_a_miss(render_evaluation):
+    from evalkit.render.plots import PENALIZED
+
+    ax = checkpoint_heatmap(render_evaluation).axes[0]
+    grid = ax.images[0].get_array()
+    # CHK-02's discovery and evidence were zeroed by its fabrication penalty.
+    assert grid[1, 0] == PENALIZED and grid[1, 1] == PENALIZED
+    assert grid[0, 1] == 0  # CHK-01's evidence: a plain miss (withheld)
+    names = [t.get_text() for t in ax.child_axes[0].get_yticklabels()]
+    assert names == [item.name for item in render_evaluation.items]  # short names: not cut
+
+
+def test_heatmap_height_is_bounded_for_long_checklists(render_evaluation):
+    from evalkit.render.plots import HEATMAP_MAX_HEIGHT
+
+    many = dataclasses.replace(render_evaluation, items=render_evaluation.items * 100)
+    fig = checkpoint_heatmap(many)
+    assert fig.get_size_inches()[1] <= HEATMAP_MAX_HEIGHT

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
@@ -34,6 +35,11 @@ COLOR_LOST = "#e57373"
 COLOR_POINT = "#81c784"
 COLOR_NA = "#e0e0e0"
 COLOR_ERROR = "#ffb74d"
+COLOR_PENALTY = "#9575cd"  # a zero imposed by a penalty, not a plain miss
+PENALIZED = 2  # the heatmap's cell value for a penalty zero
+# The heatmap grows with the checklist up to this height (inches); beyond, rows get thinner.
+HEATMAP_MAX_HEIGHT = 16.0
+LABEL_CHARS = 38  # checkpoint names are cut to this length next to their id
 COLOR_DETECTION = "#4c72b0"
 COLOR_PLAN = "#dd8452"
 
@@ -43,10 +49,16 @@ QUADRANTS: dict[tuple[bool, bool], str] = {
 }
 
 
-def checkpoint_heatmap(ev: Evaluation) -> Figure:
-    """Checkpoints (rows) x sub-scores (columns): 1 green, 0 red, N/A hatched grey.
+def _short(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
-    An errored checkpoint's row is orange, hatched, and its label says ``error``.
+
+def checkpoint_heatmap(ev: Evaluation) -> Figure:
+    """Checkpoints (rows, id and name) x sub-scores (columns): 1 green, 0 red, a penalty's 0
+    purple, N/A hatched grey.
+
+    An errored checkpoint's row is orange, hatched, and its label says ``error``. The
+    figure's height is bounded: a long checklist gets thinner rows, not a huge image.
     """
     items = ev.items
     grid = np.full((len(items), len(HEATMAP_COLUMNS)), np.nan)
@@ -56,16 +68,21 @@ def checkpoint_heatmap(ev: Evaluation) -> Figure:
                 continue
             for name, value in dim.subscores.items():
                 if name in HEATMAP_COLUMNS:
-                    grid[row, HEATMAP_COLUMNS.index(name)] = value
+                    penalized = name in dim.penalized and value == 0
+                    grid[row, HEATMAP_COLUMNS.index(name)] = PENALIZED if penalized else value
 
-    fig = plt.figure(figsize=(7.5, 1.2 + 0.42 * max(len(items), 1)), layout="constrained")
+    rows = max(len(items), 1)
+    height = min(1.4 + 0.36 * rows, HEATMAP_MAX_HEIGHT)
+    fontsize = min(9.0, max(4.0, 72 * (height - 1.4) / rows * 0.6))
+    fig = plt.figure(figsize=(9.5, height), layout="constrained")
     ax = fig.subplots()
     ax.imshow(
         np.ma.masked_invalid(grid),
-        cmap=ListedColormap([COLOR_LOST, COLOR_POINT]),
+        cmap=ListedColormap([COLOR_LOST, COLOR_POINT, COLOR_PENALTY]),
         vmin=0,
-        vmax=1,
+        vmax=PENALIZED,
         aspect="auto",
+        interpolation="nearest",
     )
     ax.set_facecolor("white")
     for row, item in enumerate(items):
@@ -83,16 +100,29 @@ def checkpoint_heatmap(ev: Evaluation) -> Figure:
                         linewidth=0,
                     )
                 )
-            else:
-                ax.text(col, row, str(int(grid[row, col])), ha="center", va="center", fontsize=9)
+            elif fontsize >= 5:
+                value = int(grid[row, col])
+                ax.text(
+                    col,
+                    row,
+                    "0" if value == PENALIZED else str(value),
+                    ha="center",
+                    va="center",
+                    fontsize=fontsize,
+                    color="white" if value == PENALIZED else "black",
+                )
     ax.set_xticks(
         range(len(HEATMAP_COLUMNS)), labels=list(HEATMAP_COLUMNS), rotation=30, ha="right"
     )
     labels = [f"{item.chk_id} (error)" if item.status == "error" else item.chk_id for item in items]
-    ax.set_yticks(range(len(items)), labels=labels)
+    ax.set_yticks(range(len(items)), labels=labels, fontsize=fontsize)
     for tick, item in zip(ax.get_yticklabels(), items, strict=True):
         if item.status == "error":
             tick.set_color("#e65100")
+    # Names on the right, next to the grid: ids on the left stay short and aligned.
+    right = ax.secondary_yaxis("right")
+    right.set_yticks(range(len(items)), labels=[_short(item.name) for item in items])
+    right.tick_params(labelsize=fontsize, length=0)
     # White cell borders, and a black line between detection and plan sub-scores.
     ax.set_xticks(np.arange(len(HEATMAP_COLUMNS) + 1) - 0.5, minor=True)
     ax.set_yticks(np.arange(len(items) + 1) - 0.5, minor=True)
@@ -106,12 +136,15 @@ def checkpoint_heatmap(ev: Evaluation) -> Figure:
         handles=[
             Patch(facecolor=COLOR_POINT, label="1"),
             Patch(facecolor=COLOR_LOST, label="0"),
+            Patch(facecolor=COLOR_PENALTY, label="0 (penalty)"),
             Patch(facecolor=COLOR_NA, hatch="//", label="N/A"),
             Patch(facecolor=COLOR_ERROR, hatch="xx", label="error"),
         ],
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0 + 0.35 / height),
+        ncols=5,
         frameon=False,
+        fontsize=8,
     )
     return fig
 
@@ -165,24 +198,27 @@ def diagnosis_plane(ev: Evaluation) -> Figure:
     Capabilities with both percentages are shown as small labelled points. A
     run with a dimension of max 0 has no point, and the plot says so.
     """
-    fig = plt.figure(figsize=(5.5, 5.5), layout="constrained")
+    fig = plt.figure(figsize=(7.0, 5.5), layout="constrained")
     ax = fig.subplots()
-    # A little margin, so points at 0 % or 100 % are not cut by the frame.
+    # Percentages live in [0, 100]; the mode names sit in bands above and below that range,
+    # so no point or label can land on them.
     ax.set_xlim(-4, 104)
-    ax.set_ylim(-4, 104)
+    ax.set_ylim(-14, 114)
+    ax.set_yticks(range(0, 101, 20))
     ax.axvline(STRONG_PCT, color="grey", linestyle="--", linewidth=1)
     ax.axhline(STRONG_PCT, color="grey", linestyle="--", linewidth=1)
+    for y in (-4, 104):
+        ax.axhline(y, color="#eeeeee", linewidth=0.8)
     centres = {False: STRONG_PCT / 2, True: (STRONG_PCT + 100) / 2}
     for (det_strong, plan_strong), mode in QUADRANTS.items():
         ax.text(
             centres[det_strong],
-            centres[plan_strong],
+            109 if plan_strong else -9,
             mode,
             ha="center",
             va="center",
-            fontsize=10,
-            color="grey",
-            alpha=0.8,
+            fontsize=9,
+            color="#424242" if mode == ev.summary.diagnosis else "grey",
             fontweight="bold" if mode == ev.summary.diagnosis else "normal",
         )
     caps = [
@@ -197,15 +233,7 @@ def diagnosis_plane(ev: Evaluation) -> Figure:
             label="capabilities",
             zorder=2,
         )
-        for cap in caps:
-            ax.annotate(
-                cap.cap,
-                (cap.detection.pct, cap.plan.pct),
-                textcoords="offset points",
-                xytext=(4, 4),
-                fontsize=7,
-                color="#616161",
-            )
+        _label_points(ax, [(c.cap, c.detection.pct or 0.0, c.plan.pct or 0.0) for c in caps])
     summary = ev.summary
     if summary.detection.pct is not None and summary.plan.pct is not None:
         ax.scatter(
@@ -216,9 +244,11 @@ def diagnosis_plane(ev: Evaluation) -> Figure:
             label=f"run {ev.submission.run_id}",
             zorder=3,
         )
-        ax.legend(loc="lower right", fontsize=8)
     else:
         ax.text(50, 50, "no diagnosis: a dimension has nothing scorable", ha="center", va="bottom")
+    if ax.collections:
+        # Outside the data, to the right: never over a point.
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
     title = f"{ev.range.id}: {summary.diagnosis or 'no diagnosis'}"
     if not summary.complete:
         title += f" (incomplete: {len(summary.errored)} errored)"
@@ -226,6 +256,56 @@ def diagnosis_plane(ev: Evaluation) -> Figure:
     ax.set_xlabel("detection % (report)")
     ax.set_ylabel("plan % (remediation)")
     return fig
+
+
+# Where a label may go around its point (offsets in points), in order of preference.
+_LABEL_OFFSETS = ((5, 4), (-5, 4), (5, -11), (-5, -11), (5, 14), (-5, 14), (5, -21), (-5, -21))
+# The plane's scale, roughly: data units per point of offset or of 7 pt text.
+_UNITS_PER_PT = (0.30, 0.40)
+_CHAR_PT, _LINE_PT = 4.2, 8.0
+
+
+def _label_box(x: float, y: float, text: str, offset: tuple[int, int]) -> tuple[float, ...]:
+    ux, uy = _UNITS_PER_PT
+    width = len(text) * _CHAR_PT * ux
+    left = x + offset[0] * ux - (width if offset[0] < 0 else 0)
+    bottom = y + offset[1] * uy
+    return (left, bottom, left + width, bottom + _LINE_PT * uy)
+
+
+def _overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _label_points(ax: Axes, points: list[tuple[str, float, float]]) -> None:
+    """Label points without piling labels up: points at the same spot share one label, and
+    each label takes the first place around its point that overlaps no label placed before,
+    no point, and stays inside the plot."""
+    groups: dict[tuple[float, float], list[str]] = {}
+    for name, x, y in points:
+        groups.setdefault((round(x, 1), round(y, 1)), []).append(name)
+    dots = [(x - 1.2, y - 1.2, x + 1.2, y + 1.2) for x, y in groups]
+    placed: list[tuple[float, ...]] = []
+    for (x, y), names in sorted(groups.items()):
+        text = ", ".join(names)
+        boxes = [(offset, _label_box(x, y, text, offset)) for offset in _LABEL_OFFSETS]
+        clear = [
+            (offset, box)
+            for offset, box in boxes
+            if box[0] >= -4 and box[2] <= 104 and box[1] >= -4 and box[3] <= 104
+            and not any(_overlaps(box, other) for other in (*placed, *dots))
+        ]  # fmt: skip
+        offset, box = (clear or boxes)[0]
+        placed.append(box)
+        ax.annotate(
+            text,
+            (x, y),
+            textcoords="offset points",
+            xytext=offset,
+            ha="left" if offset[0] > 0 else "right",
+            fontsize=7,
+            color="#616161",
+        )
 
 
 def save_figure(fig: Figure, path: str | Path, *, dpi: int = 150) -> Path:
