@@ -112,6 +112,15 @@ def execute(
             key: _relative_to(workspace, value) if key in PATH_PARAMETERS else value
             for key, value in given.items()
         }
+    warming = None
+    if html:
+        import threading
+
+        from .render.html import warm_up
+
+        # The HTML exporter loads while the kernel works and this process mostly waits.
+        warming = threading.Thread(target=warm_up, name="evalkit-html", daemon=True)
+        warming.start()
     try:
         with _kernel_chatter_silenced() as terminal:
             papermill.execute_notebook(
@@ -153,9 +162,10 @@ def execute(
     _drop_local_paths(running)
     os.replace(running, final)
     result = NotebookRun(notebook=final, out_dir=out_dir)
-    if html:
+    if warming is not None:
         from .render.html import export_html
 
+        warming.join()
         export_html(final, result.html)
     return result
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +36,34 @@ _RECORD_TEMPLATE = """\
 """
 
 
-def export_html(notebook: str | Path, target: str | Path) -> Path:
-    """Write ``notebook`` as a self-contained HTML page without code cells, atomically."""
+@cache
+def _exporter() -> Any:
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
+    return HTMLExporter(  # type: ignore[no-untyped-call]
         extra_loaders=[DictLoader({"evalkit-record.html.j2": _RECORD_TEMPLATE})],
         template_file="evalkit-record.html.j2",
         exclude_input=True,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
     )
-    body, _ = exporter.from_filename(str(notebook))
+
+
+def warm_up() -> None:
+    """Import nbconvert and compile the template (about 1 s) ahead of the first export.
+
+    :func:`evalkit.notebook.execute` calls it in a thread while the kernel runs, when this
+    process is only waiting.
+    """
+    import nbformat
+
+    _exporter().from_notebook_node(nbformat.v4.new_notebook())
+
+
+def export_html(notebook: str | Path, target: str | Path) -> Path:
+    """Write ``notebook`` as a self-contained HTML page without code cells, atomically."""
+    body, _ = _exporter().from_filename(str(notebook))
     return write_text_atomic(target, body)
 
 
