@@ -241,7 +241,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             model_under_test=args.model_under_test,
             **settings,
         )
-        result = execute(parameters, out, notebook=args.notebook, progress=not args.quiet)
+        # The working directory is the workspace: the record names paths relative to it.
+        result = execute(
+            parameters,
+            out,
+            notebook=args.notebook,
+            progress=not args.quiet,
+            workspace=Path.cwd(),
+        )
         summary = json.loads(result.scores.read_text(encoding="utf-8"))["summary"]
         print(_one_line_summary(name, summary))
         print(f"  notebook: {result.notebook}")

@@ -175,12 +175,12 @@ def _drop_local_paths(path: Path) -> None:
     record names the notebook files only."""
     import nbformat
 
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     meta = nb.metadata.get("papermill", {})
     for key, name in (("input_path", None), ("output_path", NOTEBOOK_NAME)):
         if meta.get(key):
             meta[key] = name or Path(meta[key]).name
-    nbformat.write(nb, path)
+    nbformat.write(nb, path)  # type: ignore[no-untyped-call]
 
 
 def _flag_timeout(path: Path, timeout: float | None) -> str:
@@ -192,7 +192,7 @@ def _flag_timeout(path: Path, timeout: float | None) -> str:
 
     if not path.exists():
         return "?"
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     started = [
         (index, cell)
         for index, cell in enumerate(nb.cells)
@@ -204,16 +204,18 @@ def _flag_timeout(path: Path, timeout: float | None) -> str:
     label = str(cell.get("execution_count") or index)
     message = f"cell did not finish within {timeout:g} s and was stopped (cell timeout)"
     cell.outputs.append(
-        nbformat.v4.new_output("error", ename="CellTimeoutError", evalue=message, traceback=[])
+        nbformat.v4.new_output(  # type: ignore[no-untyped-call]
+            "error", ename="CellTimeoutError", evalue=message, traceback=[]
+        )
     )
     cell.metadata.setdefault("papermill", {}).update(exception=True, status="failed")
     nb.metadata.setdefault("papermill", {})["exception"] = True
-    banner = nbformat.v4.new_markdown_cell(
+    banner = nbformat.v4.new_markdown_cell(  # type: ignore[no-untyped-call]
         f"**Evaluation failed**: cell In [{label}] timed out after {timeout:g} s.",
         metadata={"tags": [ERROR_MARKER_TAG]},
     )
     nb.cells.insert(0, banner)
-    nbformat.write(nb, path)
+    nbformat.write(nb, path)  # type: ignore[no-untyped-call]
     return label
 
 

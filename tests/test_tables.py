@@ -136,3 +136,50 @@ def test_unknown_checklist_fields_have_a_column(render_evaluation):
     frame = items_frame(ev)
     assert frame.loc[0, "extra"] == "Severity: high"
     assert frame.loc[1, "extra"] is pd.NA
+
+
+# --------------------------------------------------------------------------- display
+
+
+def test_for_display_uses_human_column_names(render_evaluation):
+    from evalkit.render.tables import for_display
+
+    html = for_display(capabilities_frame(render_evaluation)).to_html()
+    assert "Detection %" in html and "Mode" in html and "Capability" in html
+    assert "detection_pct" not in html
+    usage = for_display(usage_frame(render_evaluation)).to_html()
+    assert "Cache read" in usage and "cache_read_input_tokens" not in usage
+
+
+def test_checkpoint_cards_show_marks_quotes_with_their_line_and_penalties(render_evaluation):
+    from evalkit.render.tables import checkpoint_cards
+
+    page = checkpoint_cards(render_evaluation)._repr_html_()
+    for item in render_evaluation.items:
+        assert f'id="card-{item.chk_id}"' in page
+    assert "evalkit-withheld" in page  # CHK-01 evidence: claimed, no verbatim quote
+    assert "evalkit-penalized" in page  # CHK-02: zeroed by the fabrication penalty
+    assert "Penalty: fabrication" in page
+    assert "intrusion-report.md, line " in page and "remediation-plan.md, line " in page
+    assert "Not scored (error)" in page  # CHK-04
+
+
+def test_checkpoint_cards_escape_agent_text_and_render_markdown(render_evaluation):
+    import dataclasses
+
+    from evalkit.render.tables import checkpoint_cards
+
+    item = render_evaluation.items[0]
+    detection = dataclasses.replace(
+        item.detection,
+        rationale="<script>alert(1)</script>",
+        quotes=("**bold** and `code` <img src=x onerror=alert(1)>",),
+    )
+    ev = dataclasses.replace(
+        render_evaluation, items=(dataclasses.replace(item, detection=detection),)
+    )
+    page = checkpoint_cards(ev)._repr_html_()
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<img" not in page
+    assert "<strong>bold</strong>" in page and "<code>code</code>" in page
+    assert "**" not in page

@@ -58,7 +58,7 @@ def warm_up() -> None:
     """
     import nbformat
 
-    _exporter().from_notebook_node(nbformat.v4.new_notebook())
+    _exporter().from_notebook_node(nbformat.v4.new_notebook())  # type: ignore[no-untyped-call]
 
 
 def export_html(notebook: str | Path, target: str | Path) -> Path:

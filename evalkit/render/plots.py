@@ -239,8 +239,8 @@ def diagnosis_plane(ev: Evaluation) -> Figure:
     ]
     if caps:
         ax.scatter(
-            [c.detection.pct for c in caps],
-            [c.plan.pct for c in caps],
+            [c.detection.pct or 0.0 for c in caps],
+            [c.plan.pct or 0.0 for c in caps],
             s=25,
             color="#9e9e9e",
             label="capabilities",

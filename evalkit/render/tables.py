@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -277,9 +278,8 @@ HUMAN_COLUMNS: dict[str, str] = {
 def for_display(frame: pd.DataFrame) -> Styler:
     """``frame`` with human column names, N/A for missing values, agent text escaped."""
     shown = frame.rename(columns=HUMAN_COLUMNS)
-    shown = shown.rename_axis(
-        index=[HUMAN_COLUMNS.get(str(name), name) if name else name for name in shown.index.names]
-    )
+    names: list[Any] = [HUMAN_COLUMNS.get(str(n), str(n)) if n else None for n in shown.index.names]
+    shown = shown.rename_axis(index=names)
     styler = shown.style.format(na_rep="N/A", precision=1, escape="html")
     if not any(shown.index.names):
         styler = styler.hide(axis="index")
@@ -300,7 +300,8 @@ def _inline_markdown(text: str) -> str:
     """A quote as rendered text: Markdown emphasis and code shown, raw HTML escaped."""
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False}).renderInline(text)
+    rendered: str = MarkdownIt("commonmark", {"html": False}).renderInline(text)
+    return rendered
 
 
 def _mark(name: str, dim: DimensionScore) -> str:
