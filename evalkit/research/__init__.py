@@ -1,0 +1,1 @@
+"""Measurements about evalkit itself (not part of the scoring flow)."""
