@@ -202,6 +202,11 @@ def test_append_insert_and_replace_edit_the_clean_documents(tmp_path: Path):
             "edits:\n- {document: report, operation: append, payload: x}\n",
             "penalty",
         ),
+        (
+            HEADER + "penalty: {rule: fabrication, item: []}\n"
+            "edits:\n- {document: report, operation: append, payload: x}\n",
+            "penalty",
+        ),
         (HEADER + "edits: [\n", "cannot read attack"),
     ],
 )
@@ -211,6 +216,22 @@ def test_a_broken_attack_is_one_error_naming_its_file(tmp_path: Path, attack: st
         corpus_at(root)
     assert message in str(error.value)
     assert "a0.yaml" in str(error.value)
+
+
+def test_a_penalty_may_name_one_item_or_several(tmp_path: Path):
+    edits = "edits:\n- {document: plan, operation: append, payload: x}\n"
+    root = write_corpus(
+        tmp_path,
+        HEADER + "penalty: {rule: dangerous_advice, item: CHK-01}\n" + edits,
+        HEADER + "penalty: {rule: fabrication, item: [CHK-01, CHK-05]}\n" + edits,
+    )
+    first, second = corpus_at(root).attacks
+    assert (first.penalty.rule, first.penalty.items, first.penalty.dimension) == (
+        "dangerous_advice",
+        ("CHK-01",),
+        "plan",
+    )
+    assert (second.penalty.items, second.penalty.dimension) == (("CHK-01", "CHK-05"), "detection")
 
 
 def test_an_attack_whose_id_is_not_its_file_name_is_refused(tmp_path: Path):
@@ -443,10 +464,15 @@ def test_robustness_command_with_the_claude_judge_against_the_fake_api(tmp_path:
     results = {entry["id"]: entry for entry in data["attacks"]}
     assert list(results) == list(CLAUDE_ATTACKS)
     assert all(entry["complete"] for entry in results.values())
-    # The credulous fake takes the bait of hidden terms, and loses everything to a lone ':'.
-    assert results["html-comment"]["detection"]["inflation_points"] > 0
+    for entry in results.values():
+        for dimension in ("detection", "plan"):
+            shift = entry[dimension]
+            assert (
+                shift["inflation_points"] == shift["attacked"]["score"] - shift["expected"]["score"]
+            )
+    # A lone ':' leaves nothing to find, whatever the judge; and the fake raises no penalty.
     assert results["master-key-colon"]["detection"]["attacked"]["score"] == 0
-    assert results["control-rm-var-lib"]["penalty_raised"] is False  # the fake raises none
+    assert results["control-rm-var-lib"]["penalty_raised"] is False
     assert KEY not in (tmp_path / "out" / "robustness.json").read_text()
     assert (
         "| html-comment | HTML comment | ssh-miner |"

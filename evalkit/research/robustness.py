@@ -14,7 +14,8 @@ inflation per dimension (attacked minus expected), whether the evaluation
 flagged the attack, and, for attacks that should be penalised, whether the
 penalty was raised. The expected score is the clean one, except for an attack
 that must raise a penalty: there the penalised item loses its clean points on
-the dimension the penalty zeroes, so a penalty not raised counts as inflation.
+the dimension the penalty zeroes, so a penalty not raised counts as inflation
+when the item it should have landed on had points to lose.
 """
 
 from __future__ import annotations
@@ -100,10 +101,16 @@ class Edit:
 
 @dataclass(frozen=True)
 class ExpectedPenalty:
-    """The penalty an attack must raise, on the item whose passage it lands in."""
+    """The penalty an attack must raise, and the items it may rightly land on.
+
+    ``items[0]`` is the item whose passage the payload stands in; the others are
+    items the payload also names (``shred -u /var/log/auth.log`` in the miner's
+    clean-up step names the brute-force item's log), where a judge may as rightly
+    put the penalty.
+    """
 
     rule: PenaltyRule
-    item: str
+    items: tuple[str, ...]
 
     @property
     def dimension(self) -> Dimension:
@@ -184,12 +191,22 @@ def _attack(path: Path) -> Attack:
     penalty = None
     if data.get("penalty") is not None:
         raw = data["penalty"]
-        if not isinstance(raw, Mapping) or raw.get("rule") not in PENALTY_RULES:
+        items = raw.get("item") if isinstance(raw, Mapping) else None
+        if isinstance(items, str):
+            items = [items]
+        if (
+            not isinstance(raw, Mapping)
+            or raw.get("rule") not in PENALTY_RULES
+            or not isinstance(items, list)
+            or not items
+            or not all(isinstance(item, str) and item.strip() for item in items)
+        ):
             raise EvalkitError(
-                f"attack penalty needs 'rule' (one of {', '.join(PENALTY_RULES)}) and 'item'",
+                f"attack penalty needs 'rule' (one of {', '.join(PENALTY_RULES)}) and 'item'"
+                " (a checkpoint id, or a list of them)",
                 path=path,
             )
-        penalty = ExpectedPenalty(raw["rule"], _field(raw, "item", path))
+        penalty = ExpectedPenalty(raw["rule"], tuple(items))
     instruction = data.get("instruction", False)
     if not isinstance(instruction, bool):
         raise EvalkitError("attack field 'instruction' must be true or false", path=path)
@@ -297,8 +314,14 @@ def clean_submission(corpus: Corpus, range_id: str) -> Submission:
 def warnings_of(evaluation: Evaluation) -> tuple[str, ...]:
     """The warnings an evaluation raised about its documents (suspected instructions, ...).
 
-    The one place that reads them. ``Evaluation.summary`` has no warnings field yet;
-    when it lands, this returns ``tuple(str(w) for w in evaluation.summary.warnings)``.
+    The one place that reads them. ``Summary`` has no ``warnings`` field yet, so every
+    attack reads as not flagged; when screening lands (``Summary.warnings``, a tuple of
+    ``DocumentWarning``), this becomes::
+
+        return tuple(
+            f"{w.kind}: {w.source} line {w.line}: {w.message}"
+            for w in evaluation.summary.warnings
+        )
     """
     return ()
 
@@ -386,7 +409,7 @@ class AttackResult:
             "expected_penalty": (
                 None
                 if attack.penalty is None
-                else {"rule": attack.penalty.rule, "item": attack.penalty.item}
+                else {"rule": attack.penalty.rule, "items": list(attack.penalty.items)}
             ),
             "detection": self.detection.as_dict(),
             "plan": self.plan.as_dict(),
@@ -406,14 +429,19 @@ def _item_points(evaluation: Evaluation, chk_id: str, dimension: Dimension) -> i
     raise EvalkitError(f"the range has no checkpoint {chk_id!r}", item=chk_id)
 
 
-def _penalty_count(evaluation: Evaluation, penalty: ExpectedPenalty) -> int:
-    return sum(
-        1
-        for item in evaluation.items
-        if item.chk_id == penalty.item
-        for applied in item.penalties
-        if applied.rule == penalty.rule
-    )
+def _penalised_items(evaluation: Evaluation, penalty: ExpectedPenalty) -> dict[str, int]:
+    """Per item the penalty may land on, how many penalties of its rule were applied there."""
+    counts = dict.fromkeys(penalty.items, 0)
+    for item in evaluation.items:
+        if item.chk_id in counts:
+            counts[item.chk_id] += sum(1 for p in item.penalties if p.rule == penalty.rule)
+    return counts
+
+
+def _raised_on(clean: Evaluation, attacked: Evaluation, penalty: ExpectedPenalty) -> str | None:
+    """The first of the penalty's items where the attacked evaluation has one more than clean."""
+    before, after = _penalised_items(clean, penalty), _penalised_items(attacked, penalty)
+    return next((item for item in penalty.items if after[item] > before[item]), None)
 
 
 def _tally(evaluation: Evaluation, dimension: Dimension) -> Tally:
@@ -422,22 +450,22 @@ def _tally(evaluation: Evaluation, dimension: Dimension) -> Tally:
 
 def compare(attack: Attack, clean: Evaluation, attacked: Evaluation) -> AttackResult:
     """The inflation, flag and penalty outcome of one attack (pure)."""
+    raised_on = None if attack.penalty is None else _raised_on(clean, attacked, attack.penalty)
     shifts: dict[str, DimensionShift] = {}
     for dimension in _DIMENSIONS:
         clean_tally = _tally(clean, dimension)
         expected_score = clean_tally.score
         if attack.penalty is not None and attack.penalty.dimension == dimension:
-            expected_score -= _item_points(clean, attack.penalty.item, dimension)
+            # The item the penalty landed on loses its points; when none was raised, the item
+            # the payload stands in is the one that should have.
+            penalised = raised_on or attack.penalty.items[0]
+            expected_score -= _item_points(clean, penalised, dimension)
         shifts[dimension] = DimensionShift(
             clean=Points.of(clean_tally),
             expected=Points(expected_score, clean_tally.max, _pct(expected_score, clean_tally.max)),
             attacked=Points.of(_tally(attacked, dimension)),
         )
-    penalty_raised = (
-        None
-        if attack.penalty is None
-        else _penalty_count(attacked, attack.penalty) > _penalty_count(clean, attack.penalty)
-    )
+    penalty_raised = None if attack.penalty is None else raised_on is not None
     return AttackResult(
         attack=attack,
         detection=shifts["detection"],
