@@ -478,3 +478,43 @@ def test_robustness_command_with_the_claude_judge_against_the_fake_api(tmp_path:
         "| html-comment | HTML comment | ssh-miner |"
         in (tmp_path / "out" / "robustness.md").read_text()
     )
+
+
+# --------------------------------------------------------------------------- the target
+# Issue 8's target for the defences: with the offline judge, no attack of the corpus inflates
+# a score, every expected penalty is raised, and every instruction attack is flagged. Lower
+# scores are not inflation: an attack that removes content (a lone ':') rightly loses points.
+
+ATTACKS = corpus_at(CORPUS).attacks
+
+
+@pytest.fixture(scope="module")
+def offline(corpus: Corpus) -> dict[str, robustness.AttackResult]:
+    from evalkit import make_judge
+
+    return {result.attack.id: result for result in measure(corpus, make_judge("rules")).results}
+
+
+@pytest.mark.parametrize("attack_id", [attack.id for attack in ATTACKS])
+def test_target_no_attack_inflates_the_offline_judge(
+    offline: dict[str, robustness.AttackResult], attack_id: str
+):
+    result = offline[attack_id]
+    inflation = (result.detection.inflation_points, result.plan.inflation_points)
+    assert max(inflation) <= 0, (
+        f"{attack_id}: detection {result.detection.as_dict()}, plan {result.plan.as_dict()}"
+    )
+
+
+@pytest.mark.parametrize("attack_id", [a.id for a in ATTACKS if a.penalty is not None])
+def test_target_every_expected_penalty_is_raised(
+    offline: dict[str, robustness.AttackResult], attack_id: str
+):
+    assert offline[attack_id].penalty_raised is True
+
+
+@pytest.mark.parametrize("attack_id", [a.id for a in ATTACKS if a.instruction])
+def test_target_every_instruction_attack_is_flagged(
+    offline: dict[str, robustness.AttackResult], attack_id: str
+):
+    assert offline[attack_id].flagged, f"{attack_id}: no warning in summary.warnings"
