@@ -1041,7 +1041,7 @@ def rich_submission() -> Submission:
 def test_every_quote_on_a_rich_sample_passes_grounding():
     verdicts = judge(rich_range(), rich_submission())  # judge() checks every quote
     assert verdicts["CHK-01"].detection["discovery"].quotes[0] == (
-        "**kworkerd** (PID 4127) runs from `/var/tmp/.cache/kworkerd`; it came in after an"
+        "kworkerd (PID 4127) runs from `/var/tmp/.cache/kworkerd`; it came in after an"
     )
     assert pln(verdicts["CHK-01"], "correctness") == 1
     assert pln(verdicts["CHK-01"], "completeness") == 1

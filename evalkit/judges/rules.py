@@ -27,7 +27,7 @@ from ..model import (
     SubScoreVerdict,
     Verdict,
 )
-from ._markdown import Block, MarkdownDocument, parse
+from ..markdown import Block, MarkdownDocument, parse
 from .base import JudgeResult, ProgressCallback
 
 EVALUATOR_MODEL = "rules-v1"
