@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..grounding import SearchableDocument
+from ..markdown import Block, MarkdownDocument, parse
 from ..model import (
     Checkpoint,
     JudgeInfo,
@@ -27,7 +28,6 @@ from ..model import (
     SubScoreVerdict,
     Verdict,
 )
-from ..markdown import Block, MarkdownDocument, parse
 from .base import JudgeResult, ProgressCallback
 
 EVALUATOR_MODEL = "rules-v1"
