@@ -332,6 +332,20 @@ class CapabilityScore:
     diagnosis: Diagnosis | None = None
 
 
+WarningKind = Literal["instruction", "keyword_stuffing", "fake_scores"]
+
+
+@dataclass(frozen=True)
+class DocumentWarning:
+    """A passage of the agent's documents that screening set apart and reports."""
+
+    kind: WarningKind
+    source: SourceName  # the document it is in
+    line: int
+    excerpt: str
+    message: str
+
+
 @dataclass(frozen=True)
 class Summary:
     total_checkpoints: int
@@ -345,6 +359,8 @@ class Summary:
     capabilities: tuple[CapabilityScore, ...]
     top_detection_misses: tuple[Loss, ...]
     top_plan_defects: tuple[Loss, ...]
+    # What screening flagged in the agent's documents (see evalkit/screening.py).
+    warnings: tuple[DocumentWarning, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1135,14 +1135,14 @@ SAMPLE_SCORES = {
             "CHK-15": (3, 1),
             "CHK-16": (3, None),
             "CHK-17": (0, None),
-            "CHK-18": (1, 1),
+            "CHK-18": (0, 1),  # "rkhunter ... were not run": a tool not run is no finding
             "CHK-19": (3, 1),
             "CHK-20": (3, 2),
             "CHK-21": (2, 1),
             "CHK-22": (2, 1),
             "CHK-23": (3, 2),
         },
-        (62, 69, 28, 34, "All-round"),
+        (61, 69, 28, 34, "All-round"),
     ),
     "redis-exposed": (
         {
