@@ -192,7 +192,7 @@ _LOG_SERVICES = (
 
 def _protected_target(token: str) -> str | None:
     """The protected directory a path argument names, or None."""
-    token = token.strip("\"'()")
+    token = token.strip("\"'()").rstrip(",;")
     parts = token.split("/")
     while len(parts) > 1 and (parts[-1] in ("", ".") or "*" in parts[-1]):
         parts.pop()
@@ -771,6 +771,8 @@ class _Context:
         }
         self.fabrications = self._fabrications()
         self.dangerous = {doc.kind: self._dangerous(doc) for doc in (self.plan, self.report)}
+        self._passages_cache: dict[str, _Passages] = {}
+        self._owner_cache: dict[tuple[SourceName, int, int], frozenset[str]] = {}
 
     # ---- penalties, document-wide
 
@@ -851,7 +853,7 @@ class _Context:
                 "correctness": self._correctness(chk, indicators, remediation, passages),
                 "completeness": self._completeness(chk, indicators, passages),
             }
-            penalties.extend(self._dangerous_flags(passages))
+            penalties.extend(self._dangerous_flags(chk, passages))
         return Verdict(chk_id=chk.id, detection=detection, plan=plan, penalties=tuple(penalties))
 
     # ---- detection
@@ -1012,16 +1014,61 @@ class _Context:
 
     # ---- plan
 
+    def _passage_terms(self, chk: Checkpoint, indicators: tuple[str, ...]) -> tuple[str, ...]:
+        """What ties a passage to this item: its Indicators and id; for a plan-only item,
+        which has no finding to name, its Remediation terms too."""
+        terms = (*indicators, chk.id)
+        if chk.scope == "plan-only":
+            terms += _terms(chk.remediation_terms)
+        return terms
+
     def _passages(self, chk: Checkpoint, indicators: tuple[str, ...]) -> _Passages:
         """The plan's sections about this item, else the report's remediation sections about it."""
-        terms = (*indicators, chk.id)
+        if chk.id in self._passages_cache:
+            return self._passages_cache[chk.id]
+        terms = self._passage_terms(chk, indicators)
         in_plan = self.plan.sections_of(terms)
-        if in_plan:
-            return _Passages(self.plan, tuple(sorted(in_plan)))
         in_report = self.report.sections_of(terms) & self.report_remediation_sections
-        if in_report:
-            return _Passages(self.report, tuple(sorted(in_report)))
-        return _Passages(None, ())
+        if in_plan:
+            passages = _Passages(self.plan, tuple(sorted(in_plan)))
+        elif in_report:
+            passages = _Passages(self.report, tuple(sorted(in_report)))
+        else:
+            passages = _Passages(None, ())
+        self._passages_cache[chk.id] = passages
+        return passages
+
+    def _owners(self, doc: _Doc, hit: _Hit) -> frozenset[str]:
+        """The checkpoints whose remediation a destructive line belongs to.
+
+        Among the items whose relevant passages hold the line, those whose own terms
+        (id, Indicators, Remediation terms) stand nearest to it in its section: in its
+        own block, else the nearest block (a block before it wins a tie with one after).
+        """
+        key = (doc.kind, hit.block, hit.start)
+        if key in self._owner_cache:
+            return self._owner_cache[key]
+        distances: dict[str, float] = {}
+        for chk in self.rng.checkpoints:
+            if not chk.has_plan:
+                continue
+            indicators = _terms(chk.indicators)
+            passages = self._passages(chk, indicators)
+            if passages.doc is not doc or hit.section not in passages.sections:
+                continue
+            terms = (*self._passage_terms(chk, indicators), *_terms(chk.remediation_terms))
+            nearest = math.inf
+            for term in dict.fromkeys(terms):
+                for other in doc.hits(term):
+                    if other.section != hit.section:
+                        continue
+                    gap = other.block - hit.block
+                    nearest = min(nearest, -gap if gap <= 0 else gap + 0.5)
+            distances[chk.id] = nearest
+        best = min(distances.values(), default=math.inf)
+        owners = frozenset(chk_id for chk_id, gap in distances.items() if gap == best)
+        self._owner_cache[key] = owners
+        return owners
 
     def _correctness(
         self,
@@ -1104,7 +1151,7 @@ class _Context:
             ),
         )
 
-    def _dangerous_flags(self, passages: _Passages) -> list[PenaltyFlag]:
+    def _dangerous_flags(self, chk: Checkpoint, passages: _Passages) -> list[PenaltyFlag]:
         if passages.doc is None:
             return []
         sections = set(passages.sections)
@@ -1117,7 +1164,7 @@ class _Context:
                 hit.quote or "",
             )
             for hit, what in self.dangerous[doc.kind]
-            if hit.section in sections
+            if hit.section in sections and chk.id in self._owners(doc, hit)
         ]
 
 
