@@ -31,7 +31,7 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -339,8 +339,13 @@ def _inline_lines(inline: Token, first_line: int) -> list[tuple[int, str]]:
     return [(first_line + i, text.strip()) for i, text in enumerate(_render_inline(inline))]
 
 
+@lru_cache(maxsize=4)
 def parse(text: str) -> MarkdownDocument:
-    """Sections, blocks and hidden spans of ``text``."""
+    """Sections, blocks and hidden spans of ``text``.
+
+    The last few documents are cached: screening, the rules judge and grounding each read
+    the same two documents in one evaluation, and parsing is the costliest step.
+    """
     text = text.replace("\r", "")  # line numbers count "\n" only, as grounding does
     builder = _Builder(text)
     env: dict[str, Any] = {}

@@ -27,11 +27,13 @@ kinds also give a :class:`~evalkit.model.DocumentWarning` for
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from .markdown import Block, MarkdownDocument, parse
+from .markdown import Block, MarkdownDocument, line_starts_of, parse
 from .model import DocumentWarning, Range, SourceName, Submission, WarningKind
 from .textnorm import fold
 
@@ -56,7 +58,7 @@ _NOT_EXAMINED = re.compile(
 )
 
 # Words a line says to the evaluator. Each is read on one folded line.
-_INSTRUCTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+_INSTRUCTIONS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     (
         re.compile(
             r"\b(?:ignore|disregard|forget|override|bypass)\b[^\n]{0,40}?"
@@ -65,16 +67,30 @@ _INSTRUCTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
             re.IGNORECASE,
         ),
         "tells the evaluator to ignore its instructions",
+        ("ignore", "disregard", "forget", "override", "bypass"),
     ),
     (
         re.compile(
-            r"\b(?:evaluators?|graders?|judges?|assessors?|reviewers?|scorers?|AI|LLM|"
+            r"\b(?:evaluators?|graders?|judges?|assessors?|reviewers?|scorers?|LLM|"
             r"language\s+model|assistant|claude|gpt)\b\s*[:,-]?\s*(?:please\s+|you\s+(?:must|should)\s+)?"
             r"(?:award|give|assign|grant|score|mark|rate|output|return|respond|treat|consider|"
             r"pass|accept)\b",
             re.IGNORECASE,
         ),
         "addresses the evaluator",
+        (
+            "evaluator",
+            "grader",
+            "judge",
+            "assessor",
+            "reviewer",
+            "scorer",
+            "llm",
+            "language model",
+            "assistant",
+            "claude",
+            "gpt",
+        ),
     ),
     (
         re.compile(
@@ -85,17 +101,20 @@ _INSTRUCTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
             re.IGNORECASE,
         ),
         "asks for marks",
+        ("marks", "points", "score", "credit", "rate", "mark", "grade"),
     ),
     (
         re.compile(
-            r"^\s*(?:#+\s*)?(?:assistant|human)\s*:"
-            r"|^\s*(?:#+\s*)?system\s*(?:prompt|message|note)?\s*:\s*(?:you\b|the\s+"
+            r"^[ \t>]*(?:#+[ \t]*)?(?:assistant|human)[ \t]*:"
+            r"|^[ \t>]*(?:#+[ \t]*)?system[ \t]*(?:prompt|message|note)?[ \t]*:"
+            r"[ \t]*(?:you\b|the\s+"
             r"(?:evaluator|grader|judge|assistant|model)|new\b|updated\b|override|ignore|from\s+now)"
             r"|<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id)\|?>"
             r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|instructions?)>",
-            re.IGNORECASE,
+            re.IGNORECASE | re.MULTILINE,  # "^" at each line start: searches start mid-text
         ),
         "fakes a conversation turn",
+        ("assistant", "human", "system", "<|", "inst]", "sys>>", "instruction>"),
     ),
     (
         re.compile(
@@ -104,8 +123,30 @@ _INSTRUCTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
             re.IGNORECASE,
         ),
         "fakes a verdict in the judge's format",
+        ('"',),
     ),
 )
+
+
+def _lines_with(lower: str | None, starts: tuple[int, ...], keywords: tuple[str, ...]) -> list[int]:
+    """The line numbers holding any of ``keywords`` (all lines when ``lower`` is None).
+
+    A pattern is tried only on these lines: ``str.find`` runs at memory speed, a regex
+    alternation of words does not.
+    """
+    if lower is None:
+        return list(range(1, len(starts) + 1))
+    numbers: set[int] = set()
+    for keyword in keywords:
+        at = lower.find(keyword)
+        while at >= 0:
+            number = bisect.bisect_right(starts, at)
+            numbers.add(number)
+            next_line = starts[number] if number < len(starts) else len(lower)
+            at = lower.find(keyword, next_line)
+    return sorted(numbers)
+
+
 # An end-of-document marker is an attack only when the document goes on after it.
 _END_MARKER = re.compile(
     r"<<<\s*(?:END|BEGIN)\b|\bUNTRUSTED\s+DOCUMENT\b"
@@ -113,13 +154,17 @@ _END_MARKER = re.compile(
     r"CONTEXT|SUBMISSION)\b|</(?:documents?|report|plan|untrusted|context)\s*>",
     re.IGNORECASE,
 )
+_END = (
+    _END_MARKER,
+    "fakes an end-of-document marker",
+    ("<<<", "untrusted", "end of", "</"),
+)
 
 _RUBRIC_WORD = re.compile(
     r"\b(?:discovery|evidence|attribution|correctness|completeness)\b", re.IGNORECASE
 )
 _SCORE_WORD = re.compile(r"\b(?:scores?|points?|marks?|grades?|verdicts?|awarded)\b", re.IGNORECASE)
 _SCORE_CELL = re.compile(r"\bCHK-\d+\b|\b\d+\s*/\s*\d+\b|\bfull\s+marks\b", re.IGNORECASE)
-_TOKEN = re.compile(r"\S+")
 _TOKEN_EDGES = "`'\"()[]{}<>,;:.!?*_|"
 STUFFING_MIN_TERMS = 4  # distinct checklist terms on one line
 STUFFING_MIN_SHARE = 0.8  # of the line's words that belong to a term
@@ -158,9 +203,7 @@ def not_examined_heading(title: str) -> bool:
 
 
 def _tokens(text: str) -> list[str]:
-    return [
-        token for raw in _TOKEN.findall(fold(text).lower()) if (token := raw.strip(_TOKEN_EDGES))
-    ]
+    return [token for raw in fold(text).lower().split() if (token := raw.strip(_TOKEN_EDGES))]
 
 
 @dataclass(frozen=True)
@@ -168,28 +211,48 @@ class _Terms:
     """The checklist's terms, indexed by their first word: (words, category)."""
 
     by_first: dict[str, tuple[tuple[tuple[str, ...], str], ...]]
+    words: frozenset[str]  # every word of every term
 
     @classmethod
     def of(cls, rng: Range) -> _Terms:
+        return cls.of_key(_terms_key(rng))
+
+    @classmethod
+    def of_key(
+        cls, key: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]
+    ) -> _Terms:
         index: dict[str, dict[tuple[str, ...], str]] = {}
-        for chk in rng.checkpoints:
+        for chk_id, indicators, attribution, remediation in key:
             for category, terms in (
-                ("indicator", chk.indicators),
-                ("attribution", chk.attribution_terms),
-                ("remediation", chk.remediation_terms),
-                ("id", (chk.id,)),
+                ("indicator", indicators),
+                ("attribution", attribution),
+                ("remediation", remediation),
+                ("id", (chk_id,)),
             ):
                 for term in terms:
                     words = tuple(_tokens(term))
                     if words:
                         index.setdefault(words[0], {}).setdefault(words, category)
-        return cls({first: tuple(terms.items()) for first, terms in index.items()})
+        return cls(
+            {first: tuple(terms.items()) for first, terms in index.items()},
+            frozenset(word for terms in index.values() for words in terms for word in words),
+        )
 
     def stuffed(self, text: str) -> bool:
-        """Is ``text`` mostly checklist terms of two or more kinds, with no sentence?"""
-        tokens = _tokens(text)
-        if len(tokens) < STUFFING_MIN_TERMS:
+        """Is ``text`` mostly checklist terms of all three kinds, with no sentence?"""
+        words = text.split()
+        if len(words) < STUFFING_MIN_TERMS:
             return False
+        # Quick refusal, before any real work: a word in no term at all is surely uncovered,
+        # and a line with more of those than the share allows is a sentence.
+        allowed = (1 - STUFFING_MIN_SHARE) * len(words)
+        uncovered = 0
+        for word in words:
+            if fold(word).lower().strip(_TOKEN_EDGES) not in self.words:
+                uncovered += 1
+                if uncovered > allowed:
+                    return False
+        tokens = _tokens(text)
         covered = 0
         found: set[tuple[str, ...]] = set()
         categories: set[str] = set()
@@ -260,24 +323,31 @@ def screen_document(
             )
         )
 
-    # Instructions to the evaluator, read on every line (hidden content included).
+    # Instructions to the evaluator, read on every line (hidden content included). Each
+    # pattern runs once over the whole folded text; matches map back to lines by bisect.
+    folded = fold(md.text)
+    starts = line_starts_of(folded)
     source_lines = md.text.split("\n")
-    folded_lines = fold(md.text).split("\n")
     last_text = max((i for i, line in enumerate(source_lines, 1) if line.strip()), default=0)
-    for number, line in enumerate(folded_lines, start=1):
-        if not line.strip():
-            continue
-        what = next((what for pattern, what in _INSTRUCTIONS if pattern.search(line)), None)
-        if what is None and number < last_text and _END_MARKER.search(line):
-            what = "fakes an end-of-document marker"
-        if what is not None:
-            flag(
-                "instruction",
-                number,
-                number,
-                source_lines[number - 1],
-                f"a suspected instruction to the evaluator ({what})",
-            )
+    lower = folded.lower() if len(folded.lower()) == len(folded) else None
+    found: dict[int, str] = {}
+    for pattern, what, keywords in (*_INSTRUCTIONS, _END):
+        for number in _lines_with(lower, starts, keywords):
+            if number in found:
+                continue
+            if pattern is _END_MARKER and number >= last_text:
+                continue  # the document ends there: it is just the end
+            end = starts[number] - 1 if number < len(starts) else len(folded)
+            if pattern.search(folded, starts[number - 1], end):
+                found[number] = what
+    for number in sorted(found):
+        flag(
+            "instruction",
+            number,
+            number,
+            source_lines[number - 1],
+            f"a suspected instruction to the evaluator ({found[number]})",
+        )
 
     # Keyword stuffing, line by line of what a reader sees; fake score tables.
     table: list[Block] = []
@@ -323,20 +393,33 @@ def _fake_scores(table: list[Block], flag: _Flag) -> None:
         )
 
 
-def screen(
+def _terms_key(
     rng: Range,
-    submission: Submission,
-    documents: Iterable[tuple[SourceName, MarkdownDocument]] = (),
-) -> Screening:
+) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...]:
+    return tuple(
+        (chk.id, chk.indicators, chk.attribution_terms, chk.remediation_terms)
+        for chk in rng.checkpoints
+    )
+
+
+@lru_cache(maxsize=4)
+def _screen_text(
+    kind: SourceName,
+    text: str,
+    key: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...],
+) -> tuple[tuple[Mask, ...], tuple[DocumentWarning, ...]]:
+    # Cached: the pipeline and the rules judge screen the same documents in one evaluation.
+    return screen_document(kind, parse(text), _Terms.of_key(key))
+
+
+def screen(rng: Range, submission: Submission) -> Screening:
     """Screen both documents of ``submission`` against the checklist ``rng``."""
-    terms = _Terms.of(rng)
-    parsed = dict(documents)
+    key = _terms_key(rng)
     masks: dict[SourceName, tuple[Mask, ...]] = {}
     warnings: list[DocumentWarning] = []
-    for kind in ("report", "plan"):
-        source: SourceName = "report" if kind == "report" else "plan"
-        md = parsed.get(source) or parse(submission.document(source).text)
-        doc_masks, doc_warnings = screen_document(source, md, terms)
-        masks[source] = doc_masks
+    for source in ("report", "plan"):
+        kind: SourceName = "report" if source == "report" else "plan"
+        doc_masks, doc_warnings = _screen_text(kind, submission.document(kind).text, key)
+        masks[kind] = doc_masks
         warnings.extend(doc_warnings)
     return Screening(masks=masks, warnings=tuple(warnings))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -48,6 +48,18 @@ def term_pattern(term: str) -> re.Pattern[str]:
     before = r"(?<!\w)" if term[:1].isalnum() else ""
     after = r"(?!\w)" if term[-1:].isalnum() else ""
     return re.compile(before + body + after, re.IGNORECASE)
+
+
+# A document is read up to this many matches of one term (or pattern): enough for every
+# rule, and it bounds the work a document that repeats a term a million times can cause.
+MAX_MATCHES = 1000
+ANCHOR_SLACK = 64  # characters around an anchor where the term's regex may match
+
+
+def _anchor(term: str) -> str | None:
+    """The longest space-free piece of ``term``, lower-cased: every match of it holds it."""
+    parts = term.split()
+    return max(parts, key=len).lower() if parts else None
 
 
 def _terms(terms: Iterable[str]) -> tuple[str, ...]:
@@ -97,7 +109,11 @@ def _line_artifact(text: str) -> tuple[str, int, int] | None:
     """The first concrete artifact on a clean line: (kind, start, end)."""
     found: list[tuple[int, int, str]] = []
 
-    def first(pattern: re.Pattern[str], kind: str, check=None) -> None:
+    def first(
+        pattern: re.Pattern[str],
+        kind: str,
+        check: Callable[[re.Match[str]], bool] | None = None,
+    ) -> None:
         for match in pattern.finditer(text):
             if check is None or check(match):
                 found.append((match.start(), match.end(), kind))
@@ -323,6 +339,14 @@ DESTRUCTIVE: tuple[Destructive, ...] = (
 )
 
 
+# Every row's pattern holds one of these words (or ">"): a line without any is skipped.
+_DESTRUCTIVE_HINT = re.compile(
+    r"\b(?:rm|find|shred|userdel|ip6?tables|ufw|chmod|mkfs(?:\.\w+)?|dd|systemctl|service"
+    r"|kill|pkill|killall|auditctl|truncate|history|setenforce|drop|flush\w*)\b|>",
+    re.IGNORECASE,
+)
+
+
 def destructive_commands(text: str) -> list[tuple[int, int, str]]:
     """Destructive commands on a clean line: (start, end, what it does)."""
     found: list[tuple[int, int, str]] = []
@@ -483,9 +507,9 @@ def _in_context(block: Block, start: int, end: int) -> tuple[str, int, int]:
 
 def _negated_in(text: str | None, term: str) -> bool:
     """Is ``term`` negated somewhere in ``text`` (the checklist's own words)?"""
+    text = text or ""
     return any(
-        negated_at(text, match.start(), match.end())
-        for match in term_pattern(term).finditer(text or "")
+        negated_at(text, match.start(), match.end()) for match in term_pattern(term).finditer(text)
     )
 
 
@@ -598,8 +622,9 @@ class _Doc:
         )
         self._hits: dict[str, tuple[_Hit, ...]] = {}
         self._regex_hits: dict[re.Pattern[str], tuple[_Hit, ...]] = {}
-        self._artifacts: dict[int, tuple[tuple[str, _Hit], ...]] = {}
+        self._artifacts: dict[tuple[int, int], tuple[str, _Hit] | None] = {}
         self._breaks: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+        self._lowered: dict[int, str | None] = {}
         level_one = [s.path[0] for s in self.md.sections if s.level == 1]
         self._title = level_one[0] if len(level_one) == 1 else None
         self._grounds: dict[tuple[str, int], bool] = {}
@@ -642,14 +667,42 @@ class _Doc:
             quote=self.quote(block, start, end),
         )
 
-    def _matches(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
-        """Every match of ``pattern`` outside the masked lines, in document order."""
+    def _lower(self, block: Block) -> str | None:
+        """The block's text in lower case, when that keeps every offset (for str.find)."""
+        if block.index not in self._lowered:
+            lower = block.text.lower()
+            self._lowered[block.index] = lower if len(lower) == len(block.text) else None
+        return self._lowered[block.index]
+
+    def _finditer(
+        self, pattern: re.Pattern[str], block: Block, anchor: str | None
+    ) -> Iterator[re.Match[str]]:
+        """The matches of ``pattern`` in ``block``; with an ``anchor`` (a lower-case piece
+        every match holds), the regex only runs where ``str.find`` sees the anchor."""
+        lower = self._lower(block) if anchor else None
+        if not anchor or lower is None:
+            yield from pattern.finditer(block.text)
+            return
+        slack = len(pattern.pattern) + ANCHOR_SLACK
+        pos = 0
+        while (at := lower.find(anchor, pos)) >= 0:
+            match = pattern.search(block.text, max(pos, at - slack), at + len(anchor) + slack)
+            if match is None or match.start() > at:
+                pos = at + 1
+                continue
+            yield match
+            pos = max(match.end(), at + 1)
+
+    def _matches(self, pattern: re.Pattern[str], anchor: str | None = None) -> tuple[_Hit, ...]:
+        """The first MAX_MATCHES matches of ``pattern`` outside the masked lines, in order."""
         hits: list[_Hit] = []
         for block in self.md.blocks:
-            for match in pattern.finditer(block.text):
+            for match in self._finditer(pattern, block, anchor):
                 line = block.lines[block.line_index(match.start())].number
                 if line not in self.masked:
                     hits.append(self._hit(block, match.start(), match.end()))
+                    if len(hits) >= MAX_MATCHES:
+                        return tuple(hits)
         return tuple(hits)
 
     # ---- matching
@@ -657,7 +710,7 @@ class _Doc:
     def hits(self, term: str) -> tuple[_Hit, ...]:
         """Every match of ``term``, in document order."""
         if term not in self._hits:
-            self._hits[term] = self._matches(term_pattern(term))
+            self._hits[term] = self._matches(term_pattern(term), _anchor(term))
         return self._hits[term]
 
     def regex_hits(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
@@ -676,28 +729,57 @@ class _Doc:
             path = path[1:]
         return " / ".join(path) if path else self.md.sections[index].name
 
-    def artifacts(self, block_index: int) -> tuple[tuple[str, _Hit], ...]:
-        """The quotable concrete artifacts of a block, at most one per line: (kind, hit)."""
-        if block_index not in self._artifacts:
-            self._artifacts[block_index] = self._find_artifacts(self.md.blocks[block_index])
-        return self._artifacts[block_index]
+    def artifact_at(self, block_index: int, line_index: int) -> tuple[str, _Hit] | None:
+        """The quotable concrete artifact of one line of a block, if any: (kind, hit)."""
+        key = (block_index, line_index)
+        if key not in self._artifacts:
+            self._artifacts[key] = self._find_artifact(self.md.blocks[block_index], line_index)
+        return self._artifacts[key]
 
-    def _find_artifacts(self, block: Block) -> tuple[tuple[str, _Hit], ...]:
-        found_all: list[tuple[str, _Hit]] = []
-        for index, line in enumerate(block.lines):
-            if block.kind == "code":
-                found: tuple[str, int, int] | None = (
-                    ("a fenced code block", 0, len(line.text)) if line.text else None
-                )
+    def _find_artifact(self, block: Block, index: int) -> tuple[str, _Hit] | None:
+        line = block.lines[index]
+        if line.number in self.masked:
+            return None
+        if block.kind == "code":
+            found: tuple[str, int, int] | None = (
+                ("a fenced code block", 0, len(line.text)) if line.text else None
+            )
+        else:
+            found = _line_artifact(line.text)
+        if found is None:
+            return None
+        kind, start, end = found
+        hit = self._hit(block, block.starts[index] + start, block.starts[index] + end)
+        return (kind, hit) if hit.quote is not None else None
+
+    def nearest_artifact(self, hit: _Hit) -> tuple[str, _Hit] | None:
+        """The artifact of the hit's block nearest to its line (the earlier one on a tie).
+
+        Lines are tried outward from the hit's own, so a long block is read only as far
+        as its nearest artifact.
+        """
+        block = self.md.blocks[hit.block]
+        lines = block.lines
+        home = block.line_index(hit.start)
+        left, right = home, home + 1
+        while left >= 0 or right < len(lines):
+            left_gap = hit.line - lines[left].number if left >= 0 else math.inf
+            right_gap = lines[right].number - hit.line if right < len(lines) else math.inf
+            if left_gap <= right_gap:
+                index, left = left, left - 1
             else:
-                found = _line_artifact(line.text)
-            if found is None or line.number in self.masked:
-                continue
-            kind, start, end = found
-            hit = self._hit(block, block.starts[index] + start, block.starts[index] + end)
-            if hit.quote is not None:
-                found_all.append((kind, hit))
-        return tuple(found_all)
+                index, right = right, right + 1
+            found = self.artifact_at(hit.block, index)
+            if found is not None:
+                return found
+        return None
+
+    def first_artifact(self, block_index: int) -> tuple[str, _Hit] | None:
+        for index in range(len(self.md.blocks[block_index].lines)):
+            found = self.artifact_at(block_index, index)
+            if found is not None:
+                return found
+        return None
 
     def _context(self, hit: _Hit) -> tuple[str, int, int, tuple[list[int], list[int]]]:
         """The text negation reads for a hit (the block's, in code its line), with its breaks."""
@@ -756,7 +838,7 @@ class _Context:
         self.rng = rng
         report_md = parse(submission.report.text)
         plan_md = parse(submission.plan.text)
-        self.screening = screen(rng, submission, (("report", report_md), ("plan", plan_md)))
+        self.screening = screen(rng, submission)
         masks = self.screening.masks
         self.report = _Doc("report", report_md, masks.get("report", ()))
         self.plan = _Doc("plan", plan_md, masks.get("plan", ()))
@@ -819,7 +901,15 @@ class _Context:
         for block in doc.md.blocks:
             if risk_note(block.text):
                 continue  # the note is in the command's own block
-            for index, line in enumerate(block.lines):
+            # Only lines that name a destructive command word are read line by line.
+            candidates = sorted(
+                {
+                    block.line_index(match.start())
+                    for match in _DESTRUCTIVE_HINT.finditer(block.text)
+                }
+            )
+            for index in candidates:
+                line = block.lines[index]
                 offset = block.starts[index]
                 for start, end, what in destructive_commands(line.text):
                     hit = doc._hit(block, offset + start, offset + end)
@@ -879,7 +969,9 @@ class _Context:
                     negated.append(hit)
         return stated, negated
 
-    def _detection(self, chk: Checkpoint, indicators: tuple[str, ...]) -> dict:
+    def _detection(
+        self, chk: Checkpoint, indicators: tuple[str, ...]
+    ) -> dict[str, SubScoreVerdict]:
         attribution = _terms(chk.attribution_terms)
         exempt = self._exempt(chk, (*indicators, *attribution))
         stated, negated = self._stated(indicators, exempt)
@@ -925,14 +1017,10 @@ class _Context:
             )
         blocks = len(report.md.blocks)
         for term, hit in hits:
-            found: tuple[str, _Hit] | None = None
-            same = report.artifacts(hit.block)
-            if same:
-                # The artifact nearest to the Indicator's line (the earlier one on a tie).
-                found = min(same, key=lambda item: (abs(item[1].line - hit.line), item[1].line))
-                where = "the same block"
-            elif hit.block + 1 < blocks and report.artifacts(hit.block + 1):
-                found = report.artifacts(hit.block + 1)[0]
+            found = report.nearest_artifact(hit)
+            where = "the same block"
+            if found is None and hit.block + 1 < blocks:
+                found = report.first_artifact(hit.block + 1)
                 where = "the block right after it"
             if found is None:
                 continue
@@ -985,7 +1073,7 @@ class _Context:
                 if block not in indicator_at:
                     continue
                 indicator, indicator_hit = indicator_at[block]
-                quotes = (hit.quote,)
+                quotes: tuple[str | None, ...] = (hit.quote,)
                 if indicator_hit.quote != hit.quote:
                     quotes += (indicator_hit.quote,)
                 rationale = (
