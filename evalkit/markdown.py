@@ -57,7 +57,13 @@ HiddenKind = Literal[
     "collapsed <details> block",
 ]
 
-_PARSER = MarkdownIt("commonmark").enable("table")
+# Inline parsing is done on demand (see _inline_children): a paragraph with no inline
+# markup at all is its own text, and markdown-it's inline parser reads character by
+# character, which would dominate the time on a very large document.
+_PARSER = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+# Characters that can start inline markup (code, emphasis, links, images, HTML, entities,
+# escapes, hard breaks). Content without any of them renders as itself.
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&]")
 
 _DETAILS_OPEN = re.compile(r"<details\b([^>]*)>", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
@@ -174,10 +180,25 @@ def line_starts_of(text: str) -> tuple[int, ...]:
 # --------------------------------------------------------------------------- inline rendering
 
 
-def _render_inline(token: Token) -> list[str]:
+def _inline_children(token: Token, env: dict[str, Any]) -> list[Token] | None:
+    """The inline token's children, parsed now; None when its content has no markup."""
+    if token.children:
+        return token.children
+    if not _INLINE_MARKUP.search(token.content):
+        return None
+    children: list[Token] = []
+    _PARSER.inline.parse(token.content, _PARSER, env, children)
+    token.children = children
+    return children
+
+
+def _render_inline(token: Token, env: dict[str, Any]) -> list[str]:
     """The visible text of an inline token, one string per source line it spans."""
+    children = _inline_children(token, env)
+    if children is None:
+        return token.content.split("\n")
     lines = [""]
-    for child in token.children or ():
+    for child in children:
         kind = child.type
         if kind == "text":
             lines[-1] += child.content
@@ -201,6 +222,7 @@ class _Builder:
         self.sections: list[dict[str, Any]] = []
         self.stack: list[tuple[int, str]] = []
         self.hidden: list[HiddenSpan] = []
+        self.env: dict[str, Any] = {}
 
     # ---- positions
 
@@ -284,7 +306,7 @@ class _Builder:
 
     def inline_hidden(self, inline: Token) -> None:
         """Hidden parts inside an inline token: comments, link targets, images."""
-        children = inline.children or []
+        children = _inline_children(inline, self.env) or []
         kinds = {child.type for child in children}
         if not kinds & {"html_inline", "link_open", "image"} or inline.map is None:
             return
@@ -334,9 +356,9 @@ class _Builder:
         )
 
 
-def _inline_lines(inline: Token, first_line: int) -> list[tuple[int, str]]:
+def _inline_lines(inline: Token, first_line: int, env: dict[str, Any]) -> list[tuple[int, str]]:
     """(line number, visible text) for each source line of an inline token."""
-    return [(first_line + i, text.strip()) for i, text in enumerate(_render_inline(inline))]
+    return [(first_line + i, text.strip()) for i, text in enumerate(_render_inline(inline, env))]
 
 
 @lru_cache(maxsize=4)
@@ -348,7 +370,7 @@ def parse(text: str) -> MarkdownDocument:
     """
     text = text.replace("\r", "")  # line numbers count "\n" only, as grounding does
     builder = _Builder(text)
-    env: dict[str, Any] = {}
+    env = builder.env
     tokens = _PARSER.parse(text, env)
     for reference in (env.get("references") or {}).values():
         span = reference.get("map")
@@ -422,7 +444,7 @@ def parse(text: str) -> MarkdownDocument:
             if inline.map is None or token.map is None:
                 continue
             builder.inline_hidden(inline)
-            lines = _inline_lines(inline, inline.map[0] + 1)
+            lines = _inline_lines(inline, inline.map[0] + 1, env)
             if kind == "heading_open":
                 flush()
                 level = int(token.tag[1])
@@ -464,7 +486,7 @@ def parse(text: str) -> MarkdownDocument:
                 cell = tokens[index]
                 if cell.type == "inline":
                     builder.inline_hidden(cell)
-                    cells.append(" ".join(t for t in _render_inline(cell) if t).strip())
+                    cells.append(" ".join(t for t in _render_inline(cell, env) if t).strip())
                 index += 1
             index += 1
             if row_line:

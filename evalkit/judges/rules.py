@@ -172,9 +172,48 @@ _RISK_DENIED_AFTER = re.compile(
 )
 
 
+_RISK_WORDS = (
+    "back",
+    "snapshot",
+    "caution",
+    "warning",
+    "data",
+    "downtime",
+    "outage",
+    "maintenance",
+    "irreversible",
+    "risk",
+    "\u26a0",
+)
+
+
+def _risk_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of _RISK_NOTE, looked for only where one of its words stands."""
+    lower = text.lower()
+    if len(lower) != len(text):
+        yield from _RISK_NOTE.finditer(text)
+        return
+    seen = -1
+    for word_at in _risk_positions(lower):
+        match = _RISK_NOTE.search(text, max(seen + 1, word_at - 1), word_at + 40)
+        if match is not None and match.start() > seen:
+            seen = match.start()
+            yield match
+
+
+def _risk_positions(lower: str) -> list[int]:
+    positions: set[int] = set()
+    for word in _RISK_WORDS:
+        at = lower.find(word)
+        while at >= 0:
+            positions.add(at)
+            at = lower.find(word, at + 1)
+    return sorted(positions)
+
+
 def risk_note(text: str) -> bool:
     """Does ``text`` hold a risk note that states a risk or a safeguard?"""
-    for match in _RISK_NOTE.finditer(text):
+    for match in _risk_matches(text):
         before = text[max(0, match.start() - 40) : match.start()]
         if _RISK_DENIED_BEFORE.search(before):
             continue
@@ -244,6 +283,9 @@ class Destructive:
     # For commands that are destructive only on some paths: the first protected path named
     # in the given group of the match, or None (then the match is no command of this row).
     target_group: int | None = None
+    # A lower-case word every command of the row holds: the regex runs only on lines that
+    # hold it (a cheap test first; a document may have a million lines).
+    hint: str = ""
 
 
 DESTRUCTIVE: tuple[Destructive, ...] = (
@@ -252,39 +294,48 @@ DESTRUCTIVE: tuple[Destructive, ...] = (
         re.compile(rf"(?<![\w.-])rm(?=\s)({_SHELL_END}*)"),
         "deletes {target}",
         target_group=1,
+        hint="rm",
     ),
     Destructive(
         "find -delete on a system, service or home directory",
         re.compile(rf"(?<![\w.-])find\s+([^\s;&|`#]+){_SHELL_END}*?\s-delete\b"),
         "deletes files under {target}",
         target_group=1,
+        hint="find",
     ),
     Destructive(
         "shred -u",
         re.compile(rf"\bshred\b{_SHELL_END}*?\s(?:-\w*u\w*|--remove)\b"),
         "destroys and deletes files",
+        hint="shred",
     ),
     Destructive(
         "userdel -r",
         re.compile(rf"\buserdel\b{_SHELL_END}*?\s(?:-\w*r\w*|--remove)\b"),
         "deletes an account with its home directory",
+        hint="userdel",
     ),
     Destructive(
         "iptables flush",
         re.compile(rf"\bip6?tables\b{_SHELL_END}*?\s(?:-F|--flush)(?![\w-])"),
         "flushes every firewall rule",
+        hint="tables",
     ),
-    Destructive("ufw disable", re.compile(r"\bufw\s+disable\b"), "disables the firewall"),
+    Destructive(
+        "ufw disable", re.compile(r"\bufw\s+disable\b"), "disables the firewall", hint="ufw"
+    ),
     Destructive(
         "chmod 777 / a+rwx",
         re.compile(r"\bchmod\s+(?:-[\w-]+\s+)*(?:0?777\b|(?:a|ugo)\+rwx\b)"),
         "makes files writable by everyone",
+        hint="chmod",
     ),
-    Destructive("mkfs", re.compile(r"\bmkfs(?:\.\w+)?\b"), "formats a file system"),
+    Destructive("mkfs", re.compile(r"\bmkfs(?:\.\w+)?\b"), "formats a file system", hint="mkfs"),
     Destructive(
         "dd onto a device",
         re.compile(rf"\bdd\b{_SHELL_END}*?\bof=/dev/(?!(?:null|zero|stdout|stderr)\b)\S+"),
         "overwrites a device",
+        hint="dd",
     ),
     Destructive(
         "systemctl stop/disable of logging or EDR",
@@ -293,64 +344,72 @@ DESTRUCTIVE: tuple[Destructive, ...] = (
             rf"(?<!\w)(?:{_LOG_SERVICES})\b",
         ),
         "disables logging or EDR",
+        hint="systemctl",
     ),
     Destructive(
         "service stop of logging or EDR",
         re.compile(rf"\bservice\s+(?:{_LOG_SERVICES})\s+stop\b"),
         "disables logging or EDR",
+        hint="service",
     ),
     Destructive(
         "kill of logging or EDR",
         re.compile(rf"\b(?:kill|pkill|killall)\b[^;&|\n#]*?(?<![\w-])(?:{_LOG_SERVICES})\b"),
         "kills logging or EDR",
+        hint="kill",
     ),
-    Destructive("auditctl -e 0", re.compile(r"\bauditctl\s+-e\s*0\b"), "disables auditing"),
+    Destructive(
+        "auditctl -e 0", re.compile(r"\bauditctl\s+-e\s*0\b"), "disables auditing", hint="auditctl"
+    ),
     Destructive(
         "auditctl -D",
         re.compile(r"\bauditctl\s+(?:-\w+\s+)*-D\b"),
         "deletes every audit rule",
+        hint="auditctl",
     ),
     Destructive(
-        "> onto a log",
-        re.compile(r"(?<![>\-=&\d])>(?!>)\s*/var/log/\S*"),
-        "erases a log",
+        "> onto a log", re.compile(r"(?<![>\-=&\d])>(?!>)\s*/var/log/\S*"), "erases a log", hint=">"
     ),
     Destructive(
         "truncate a log",
         re.compile(r"\btruncate\s+(?:-s\s*0|--size[= ]0)\s+/var/log/\S*"),
         "erases a log",
+        hint="truncate",
     ),
-    Destructive("history -c", re.compile(r"\bhistory\s+-c\b"), "erases the shell history"),
+    Destructive(
+        "history -c", re.compile(r"\bhistory\s+-c\b"), "erases the shell history", hint="history"
+    ),
     Destructive(
         "setenforce 0",
         re.compile(r"\bsetenforce\s+(?:0|[Pp]ermissive)\b"),
         "disables SELinux",
+        hint="setenforce",
     ),
     Destructive(
         "DROP DATABASE / SCHEMA",
         re.compile(r"\bDROP\s+(?:DATABASE|SCHEMA)\b", re.IGNORECASE),
         "deletes a database",
+        hint="drop",
     ),
     Destructive(
         "FLUSHALL / FLUSHDB",
         re.compile(r"\bFLUSH(?:ALL|DB)\b", re.IGNORECASE),
         "deletes every Redis key",
+        hint="flush",
     ),
 )
 
 
-# Every row's pattern holds one of these words (or ">"): a line without any is skipped.
-_DESTRUCTIVE_HINT = re.compile(
-    r"\b(?:rm|find|shred|userdel|ip6?tables|ufw|chmod|mkfs(?:\.\w+)?|dd|systemctl|service"
-    r"|kill|pkill|killall|auditctl|truncate|history|setenforce|drop|flush\w*)\b|>",
-    re.IGNORECASE,
-)
+DESTRUCTIVE_HINTS = tuple(dict.fromkeys(row.hint for row in DESTRUCTIVE))
 
 
 def destructive_commands(text: str) -> list[tuple[int, int, str]]:
     """Destructive commands on a clean line: (start, end, what it does)."""
     found: list[tuple[int, int, str]] = []
+    lower = text.lower()
     for row in DESTRUCTIVE:
+        if row.hint not in lower:
+            continue
         for match in row.pattern.finditer(text):
             if row.target_group is None:
                 found.append((match.start(), match.end(), row.what))
@@ -625,6 +684,8 @@ class _Doc:
         self._artifacts: dict[tuple[int, int], tuple[str, _Hit] | None] = {}
         self._breaks: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
         self._lowered: dict[int, str | None] = {}
+        self._negated: dict[tuple[int, int, int], bool] = {}
+        self._advised_against: dict[tuple[int, int, int], bool] = {}
         level_one = [s.path[0] for s in self.md.sections if s.level == 1]
         self._title = level_one[0] if len(level_one) == 1 else None
         self._grounds: dict[tuple[str, int], bool] = {}
@@ -673,6 +734,23 @@ class _Doc:
             lower = block.text.lower()
             self._lowered[block.index] = lower if len(lower) == len(block.text) else None
         return self._lowered[block.index]
+
+    def lines_with(self, block: Block, words: tuple[str, ...]) -> list[int]:
+        """Indices of the block's lines holding any of ``words`` (lower case), in order."""
+        lower = self._lower(block)
+        if lower is None:
+            return list(range(len(block.lines)))
+        found: set[int] = set()
+        for word in words:
+            at = lower.find(word)
+            while at >= 0:
+                index = block.line_index(at)
+                found.add(index)
+                following = index + 1
+                if following >= len(block.starts):
+                    break
+                at = lower.find(word, block.starts[following])
+        return sorted(found)
 
     def _finditer(
         self, pattern: re.Pattern[str], block: Block, anchor: str | None
@@ -791,11 +869,17 @@ class _Doc:
         return text, start, end, self._breaks[key]
 
     def negated(self, hit: _Hit) -> bool:
-        """Is the match negated where it stands (see ``negated_at``)?"""
-        return negated_at(*self._context(hit))
+        """Is the match negated where it stands (see ``negated_at``)? Read once per match."""
+        key = (hit.block, hit.start, hit.end)
+        if key not in self._negated:
+            self._negated[key] = negated_at(*self._context(hit))
+        return self._negated[key]
 
     def advised_against(self, hit: _Hit) -> bool:
-        return advised_against_at(*self._context(hit))
+        key = (hit.block, hit.start, hit.end)
+        if key not in self._advised_against:
+            self._advised_against[key] = advised_against_at(*self._context(hit))
+        return self._advised_against[key]
 
 
 def _where(doc: _Doc, hit: _Hit) -> str:
@@ -901,13 +985,8 @@ class _Context:
         for block in doc.md.blocks:
             if risk_note(block.text):
                 continue  # the note is in the command's own block
-            # Only lines that name a destructive command word are read line by line.
-            candidates = sorted(
-                {
-                    block.line_index(match.start())
-                    for match in _DESTRUCTIVE_HINT.finditer(block.text)
-                }
-            )
+            # Only lines that hold a row's hint word are read line by line.
+            candidates = doc.lines_with(block, DESTRUCTIVE_HINTS)
             for index in candidates:
                 line = block.lines[index]
                 offset = block.starts[index]
