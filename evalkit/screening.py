@@ -240,14 +240,14 @@ class _Terms:
 
     def stuffed(self, text: str) -> bool:
         """Is ``text`` mostly checklist terms of all three kinds, with no sentence?"""
-        words = text.split()
-        if len(words) < STUFFING_MIN_TERMS:
+        line_words = text.split()
+        if len(line_words) < STUFFING_MIN_TERMS:
             return False
         # Quick refusal, before any real work: a word in no term at all is surely uncovered,
         # and a line with more of those than the share allows is a sentence.
-        allowed = (1 - STUFFING_MIN_SHARE) * len(words)
+        allowed = (1 - STUFFING_MIN_SHARE) * len(line_words)
         uncovered = 0
-        for word in words:
+        for word in line_words:
             if fold(word).lower().strip(_TOKEN_EDGES) not in self.words:
                 uncovered += 1
                 if uncovered > allowed:
@@ -259,11 +259,11 @@ class _Terms:
         at = 0
         while at < len(tokens):
             best: tuple[tuple[str, ...], str] | None = None
-            for words, category in self.by_first.get(tokens[at], ()):
-                if tuple(tokens[at : at + len(words)]) == words and (
-                    best is None or len(words) > len(best[0])
+            for term_words, category in self.by_first.get(tokens[at], ()):
+                if tuple(tokens[at : at + len(term_words)]) == term_words and (
+                    best is None or len(term_words) > len(best[0])
                 ):
-                    best = (words, category)
+                    best = (term_words, category)
             if best is None:
                 at += 1
                 continue
