@@ -118,7 +118,7 @@ from evalkit.judges.rules import RulesJudge
 from evalkit.pipeline import evaluate
 from evalkit.runs import load_submission
 rng = load_range({ranges!r}, "ssh-miner")
-sub = load_submission({runs!r}, "bench", rng, max_document_bytes=64 * 2**20)
+sub = load_submission({runs!r}, "bench", rng)
 ev = evaluate(rng, sub, RulesJudge())
 seconds = time.perf_counter() - start
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux

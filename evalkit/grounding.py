@@ -16,6 +16,13 @@ forgives what Markdown and line wrapping change and nothing else:
 A passage must start and end on word edges: "203.0.113.4" is not found in
 "203.0.113.45".
 
+Both sides are folded first (:func:`evalkit.textnorm.fold`: NFKC, zero-width
+characters removed, Unicode dashes, spaces and quotes, and Cyrillic/Greek
+look-alikes of Latin letters). Quotes are looked for only in what a reader of
+the rendered document sees: the Markdown reader's hidden content and the
+lines screening set apart are blanked, and :meth:`Sources.why_not` says which
+of them held a quote that was not found.
+
 Case, punctuation and every word must match: there is no fuzzy matching, so
 a paraphrase is never accepted. Pure functions, no I/O.
 """
