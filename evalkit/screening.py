@@ -248,7 +248,8 @@ class _Terms:
         allowed = (1 - STUFFING_MIN_SHARE) * len(line_words)
         uncovered = 0
         for word in line_words:
-            if fold(word).lower().strip(_TOKEN_EDGES) not in self.words:
+            token = fold(word).lower().strip(_TOKEN_EDGES)
+            if token and token not in self.words:  # a bare "|" or "-" is no word
                 uncovered += 1
                 if uncovered > allowed:
                     return False
@@ -357,8 +358,7 @@ def screen_document(
                 _fake_scores(table, flag)
                 table = []
             table.append(block)
-            continue
-        if table:
+        elif table:
             _fake_scores(table, flag)
             table = []
         if block is None or block.kind == "heading" or terms is None:
