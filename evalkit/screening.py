@@ -13,9 +13,11 @@ Unicode folding of :mod:`evalkit.textnorm`, and sets lines apart:
   a fake system/assistant turn, a fake verdict in the judge's JSON, a fake
   end-of-document marker. Hidden content is read too: a comment is read by
   an LLM judge even though a person never sees it;
-* **keyword stuffing**: a line that is mostly the checklist's own terms, from
-  all three of Indicators, Attribution and Remediation, with no sentence
-  around them;
+* **keyword stuffing**: a line that is mostly the checklist's own terms, of at
+  least two kinds (Indicators, Attribution, Remediation), with no sentence
+  around them (all three kinds on a line quoting code or a time, as a timeline
+  row); a command line (it starts with a Remediation term and names no
+  Attribution term, as ``chattr -i <paths>``) is not stuffing;
 * **fake scores**: a table whose header names scores or the rubric's
   sub-scores.
 
@@ -168,7 +170,10 @@ _SCORE_CELL = re.compile(r"\bCHK-\d+\b|\b\d+\s*/\s*\d+\b|\bfull\s+marks\b", re.I
 _TOKEN_EDGES = "`'\"()[]{}<>,;:.!?*_|"
 STUFFING_MIN_TERMS = 4  # distinct checklist terms on one line
 STUFFING_MIN_SHARE = 0.8  # of the line's words that belong to a term
-STUFFING_MIN_KINDS = 3  # Indicators, Attribution and Remediation terms all on the line
+STUFFING_MIN_KINDS = 2  # of Indicators, Attribution and Remediation terms on the line
+# A line quoting code or a time reads as evidence (a timeline row, a log line): there all
+# three kinds are needed.
+_EVIDENCE_LIKE = re.compile(r"`|\b\d{1,2}:\d{2}:\d{2}\b")
 
 
 @dataclass(frozen=True)
@@ -258,6 +263,7 @@ class _Terms:
         found: set[tuple[str, ...]] = set()
         categories: set[str] = set()
         at = 0
+        first_category = ""
         while at < len(tokens):
             best: tuple[tuple[str, ...], str] | None = None
             for term_words, category in self.by_first.get(tokens[at], ()):
@@ -268,15 +274,21 @@ class _Terms:
             if best is None:
                 at += 1
                 continue
+            if at == 0:
+                first_category = best[1]
             found.add(best[0])
             categories.add(best[1])
             covered += len(best[0])
             at += len(best[0])
         categories.discard("id")
+        # A command line (it starts with a Remediation term: "chattr -i <paths>") lists
+        # Indicators as its arguments; only Attribution terms make it a narrative.
+        command = first_category == "remediation" and "attribution" not in categories
         return (
             len(found) >= STUFFING_MIN_TERMS
-            and len(categories) >= STUFFING_MIN_KINDS
+            and len(categories) >= (3 if _EVIDENCE_LIKE.search(text) else STUFFING_MIN_KINDS)
             and covered >= STUFFING_MIN_SHARE * len(tokens)
+            and not command
         )
 
 

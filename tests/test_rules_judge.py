@@ -1413,3 +1413,21 @@ def test_a_fake_scores_table_earns_no_plan_point_and_is_warned_about():
     assert [(w.kind, w.source, w.line) for w in evaluation.summary.warnings] == [
         ("fake_scores", "plan", 3)
     ]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "If we had time we could have run kill and rm on kworkerd, then verify.",
+        "kill was not used on kworkerd; rm was not used either; verify was not run.",
+    ],
+)
+def test_a_supposed_or_denied_step_earns_no_plan_point(step):
+    verdict = one("kworkerd", f"# Plan\n\n## Miner kworkerd\n\n{step}\n")
+    assert (pln(verdict, "correctness"), pln(verdict, "completeness")) == (0, 0)
+
+
+def test_a_no_inside_a_config_value_does_not_deny_the_step():
+    plan = "# Plan\n\n## Miner kworkerd\n\nSet `Foo no` to `Foo yes`: kill it, rm it, verify.\n"
+    verdict = one("kworkerd", plan, remediation=("Foo yes", "kill"))
+    assert pln(verdict, "correctness") == 1

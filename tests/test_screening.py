@@ -159,3 +159,13 @@ def test_stuffed_table_rows_and_code_lines_are_flagged_too():
         ("keyword_stuffing", 5),
         ("keyword_stuffing", 8),
     ]
+
+
+def test_two_kinds_of_terms_suffice_on_a_bare_line_but_not_on_a_command_or_timeline():
+    assert [
+        w.kind for w in _screen("# R\n\nkworkerd xmrig cryptominer brute force\n").warnings
+    ] == ["keyword_stuffing"]
+    command = "```\nchattr -i /var/tmp/.cache/kworkerd kworkerd xmrig\n```\n"
+    timeline = "| 03:14:07 | `kworkerd` | `xmrig` cryptominer brute force |\n"
+    assert _screen(f"# R\n\n{command}").warnings == ()
+    assert _screen(f"# R\n\n| Time | What | Note |\n|---|---|---|\n{timeline}").warnings == ()

@@ -534,13 +534,21 @@ def negated_at(
     is not present", "ruled out"); supposed where its clause is conditional ("if we
     had looked we might have found xmrig").
     """
-    before, after = _scope(text, start, end, breaks)
+    before, _ = _scope(text, start, end, breaks)
     if _cue_within(_NEGATING_WORD, before, NEGATION_REACH):
         return True
     if _cue_within(_NEGATING_PHRASE, before, PHRASE_REACH):
         return True
-    ruled_out = _NEGATED_AFTER.search(after)
-    if ruled_out is not None and _words(after[: ruled_out.start()]) <= PHRASE_REACH:
+    return denied_at(text, start, end, breaks)
+
+
+def denied_at(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> bool:
+    """Is the mention denied after it ("X was not used") or only supposed (conditional)?"""
+    _, after = _scope(text, start, end, breaks)
+    negation = _NEGATED_AFTER.search(after)
+    if negation is not None and _words(after[: negation.start()]) <= PHRASE_REACH:
         return True
     left, right = _clause_bounds(text, start, end, breaks)
     clause = text[max(left, start - CONTEXT_CHARS) : min(right, end + CONTEXT_CHARS)]
@@ -686,6 +694,7 @@ class _Doc:
         self._lowered: dict[int, str | None] = {}
         self._negated: dict[tuple[int, int, int], bool] = {}
         self._advised_against: dict[tuple[int, int, int], bool] = {}
+        self._denied: dict[tuple[int, int, int], bool] = {}
         level_one = [s.path[0] for s in self.md.sections if s.level == 1]
         self._title = level_one[0] if len(level_one) == 1 else None
         self._grounds: dict[tuple[str, int], bool] = {}
@@ -874,6 +883,13 @@ class _Doc:
         if key not in self._negated:
             self._negated[key] = negated_at(*self._context(hit))
         return self._negated[key]
+
+    def denied(self, hit: _Hit) -> bool:
+        """Is the match denied after it or only supposed (see ``denied_at``)?"""
+        key = (hit.block, hit.start, hit.end)
+        if key not in self._denied:
+            self._denied[key] = denied_at(*self._context(hit))
+        return self._denied[key]
 
     def advised_against(self, hit: _Hit) -> bool:
         key = (hit.block, hit.start, hit.end)
@@ -1253,7 +1269,10 @@ class _Context:
         advised_against: list[_Hit] = []
         for term in remediation:
             hits = [h for h in doc.hits(term) if h.section in sections and h.quote]
-            hit = next((h for h in hits if not doc.advised_against(h)), None)
+            # A step advised against, denied ("X was not used") or only supposed ("if we
+            # had ... we could have run X") is not a step of the plan. (A "no" before a term
+            # is not read here: "`protected-mode no` becomes `protected-mode yes`".)
+            hit = next((h for h in hits if not doc.advised_against(h) and not doc.denied(h)), None)
             if hit is not None:
                 matched.append((term, hit))
             elif hits:
@@ -1302,7 +1321,7 @@ class _Context:
             return SubScoreVerdict(0, rationale=_no_passages(chk.id, indicators))
         sections = set(passages.sections)
         for hit in doc.regex_hits(_VERIFICATION):
-            if hit.section in sections and hit.quote:
+            if hit.section in sections and hit.quote and not doc.denied(hit):
                 return SubScoreVerdict(
                     1,
                     (hit.quote,),
