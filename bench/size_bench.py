@@ -12,7 +12,8 @@
 
 Each case runs in a fresh Python process (``evalkit.pipeline.evaluate`` with the rules
 judge, everything from loading the files to the Evaluation) and reports its wall time
-and its peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Target: each under
+its CPU time, and its peak RSS (``resource.getrusage(RUSAGE_SELF)``): on a
+busy machine the wall time grows while the CPU time does not. Target: each under
 60 s and 1 GB. Figures go to stdout and to bench/results/size_bench.json.
 """
 
@@ -121,9 +122,11 @@ rng = load_range({ranges!r}, "ssh-miner")
 sub = load_submission({runs!r}, "bench", rng)
 ev = evaluate(rng, sub, RulesJudge())
 seconds = time.perf_counter() - start
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+usage = resource.getrusage(resource.RUSAGE_SELF)
+rss = usage.ru_maxrss * 1024  # KiB on Linux
 print(json.dumps({{
     "seconds": round(seconds, 2),
+    "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
     "peak_rss_bytes": rss,
     "report_bytes": len(sub.report.text.encode()),
     "checkpoints": len(rng.checkpoints),
@@ -165,7 +168,8 @@ def main() -> int:
         results.append(result)
         rss_mb = int(result["peak_rss_bytes"]) / 2**20  # type: ignore[call-overload]
         print(
-            f"{case:12s} {result['seconds']:>7} s  {rss_mb:7.0f} MB peak RSS  "
+            f"{case:12s} {result['seconds']:>7} s ({result['cpu_seconds']} s CPU)  "
+            f"{rss_mb:5.0f} MB peak RSS  "
             f"report {int(result['report_bytes']) / 2**20:.1f} MB, "  # type: ignore[call-overload]
             f"{result['checkpoints']} checkpoints, detection {result['detection']}, "
             f"plan {result['plan']}, {result['warnings']} warnings  "
