@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ChecklistError, ChecklistErrors
+from .markdown import MarkdownDocument
+from .markdown import parse as parse_markdown
 from .model import REPORT_KINDS, Capability, Checkpoint, Range, Scope
 
 __all__ = [
@@ -35,8 +37,6 @@ CHECKLIST_FILENAME = "checklist.md"
 RANGE_ID = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _CHK_ID = re.compile(r"CHK-\d+")
 
-# Headings inside fenced code blocks are examples, not structure.
-_FENCE = re.compile(r"\s{0,3}(```|~~~)")
 # ATX headings need a space after the hashes ("#tag" is text); a closing "##" run is dropped.
 _SECTION = re.compile(r"#{1,2}(?!#)(?:\s+(.*?))?(?:\s+#+)?\s*$")
 _ITEM = re.compile(r"###(?!#)(?:\s+(.*?))?(?:\s+#+)?\s*$")
@@ -91,8 +91,14 @@ def parse_checklist(
     """Parse checklist ``text``; raise :class:`ChecklistErrors` listing every problem."""
     errors = _Errors(path)
     lines = _split_lines(text)
+    for number, line in enumerate(lines, start=1):
+        if "\x00" in line:
+            # A NUL byte is never text a person wrote; reading on would hide it.
+            raise ChecklistErrors(
+                [ChecklistError("contains a NUL byte (\\x00)", path=path, line=number)]
+            )
     front, body_start = _parse_front_matter(lines, errors, expected_range)
-    sections = _split_sections(lines, body_start)
+    sections = _split_sections(lines, body_start, _read_body(lines, body_start))
 
     capabilities: list[Capability] | None = None
     facts: list[str] = []
@@ -198,7 +204,7 @@ class _Section:
     title: str  # lower-cased heading text
     line: int
     body: list[tuple[int, str]]
-    fenced: set[int] = field(default_factory=set)  # line numbers inside code fences
+    fenced: set[int] = field(default_factory=set)  # line numbers inside code blocks
 
 
 @dataclass
@@ -331,24 +337,38 @@ def _parse_front_matter(
 # --------------------------------------------------------------------------- sections
 
 
-def _split_sections(lines: list[str], body_start: int) -> list[_Section]:
+def _read_body(lines: list[str], body_start: int) -> MarkdownDocument:
+    """The body as the Markdown reader sees it (front matter blanked, line numbers kept)."""
+    return parse_markdown("\n" * body_start + "\n".join(lines[body_start:]))
+
+
+def _split_sections(lines: list[str], body_start: int, body: MarkdownDocument) -> list[_Section]:
+    # Headings and code come from the Markdown reader: a "# x" inside any code block
+    # (fenced with ``` or ~~~, or indented) is an example, not structure.
+    heading_lines = {
+        section.start: section.level
+        for section in body.sections
+        if section.atx and section.level > 0
+    }
+    code_lines = body.code_lines
     sections: list[_Section] = []
     current: _Section | None = None
-    in_fence = False
     for index in range(body_start, len(lines)):
         line = lines[index]
         lineno = index + 1
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        heading = None if in_fence else _SECTION.fullmatch(line)
-        if heading is not None and line.startswith("#"):
+        heading = (
+            _SECTION.fullmatch(line.strip())
+            if heading_lines.get(lineno, 9) <= 2 and line.startswith("#")
+            else None
+        )
+        if heading is not None:
             current = _Section(
                 title=" ".join((heading[1] or "").split()).lower(), line=lineno, body=[]
             )
             sections.append(current)
         elif current is not None:
             current.body.append((lineno, line))
-            if in_fence or _FENCE.match(line):
+            if lineno in code_lines:
                 current.fenced.add(lineno)
     return sections
 
@@ -543,6 +563,10 @@ def _parse_item_section(
     return item
 
 
+def _id_number(chk_id: str) -> int:
+    return int(chk_id.removeprefix("CHK-"))
+
+
 def _backticked_list(value: str) -> tuple[str, ...]:
     spans = _BACKTICKED.findall(value)
     parts = spans if "`" in value else value.split(",")
@@ -553,7 +577,7 @@ def _build_checkpoints(
     raw_items: list[_RawItem], declared: set[str] | None, errors: _Errors
 ) -> list[Checkpoint]:
     checkpoints: list[Checkpoint] = []
-    first_seen: dict[str, int] = {}
+    first_seen: dict[int, tuple[str, int]] = {}  # by number: CHK-1 and CHK-01 are one id
     for raw in raw_items:
         valid_id = bool(_CHK_ID.fullmatch(raw.id))
         item = raw.id if valid_id else None
@@ -563,15 +587,18 @@ def _build_checkpoints(
             errors.add(
                 f"invalid checkpoint id {raw.id!r}: expected CHK- followed by digits", raw.line
             )
-        elif raw.id in first_seen:
+        elif _id_number(raw.id) in first_seen:
+            first_id, first_line = first_seen[_id_number(raw.id)]
+            same = "" if first_id == raw.id else f" {first_id}, the same number,"
             errors.add(
-                f"duplicate checkpoint id (first defined at line {first_seen[raw.id]})",
+                f"duplicate checkpoint id ({'first defined' if not same else 'as'}{same}"
+                f" at line {first_line})",
                 raw.line,
                 item,
             )
             continue  # the first definition stands; checking a duplicate adds noise
         else:
-            first_seen[raw.id] = raw.line
+            first_seen[_id_number(raw.id)] = (raw.id, raw.line)
         checkpoint = _build_checkpoint(raw, item, declared, errors)
         if valid_id and checkpoint is not None:
             checkpoints.append(checkpoint)

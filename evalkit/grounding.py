@@ -16,17 +16,27 @@ forgives what Markdown and line wrapping change and nothing else:
 A passage must start and end on word edges: "203.0.113.4" is not found in
 "203.0.113.45".
 
+Both sides are folded first (:func:`evalkit.textnorm.fold`: NFKC, zero-width
+characters removed, Unicode dashes, spaces and quotes, and Cyrillic/Greek
+look-alikes of Latin letters). Quotes are looked for only in what a reader of
+the rendered document sees: the Markdown reader's hidden content and the
+lines screening set apart are blanked, and :meth:`Sources.why_not` says which
+of them held a quote that was not found.
+
 Case, punctuation and every word must match: there is no fuzzy matching, so
 a paraphrase is never accepted. Pure functions, no I/O.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 
+from .markdown import MarkdownDocument, blank_spans
+from .markdown import parse as parse_markdown
 from .model import (
     GroundedPenalty,
     GroundedSubScore,
@@ -37,6 +47,8 @@ from .model import (
     SubScoreVerdict,
     Verdict,
 )
+from .screening import Mask, Screening
+from .textnorm import fold
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
 # Underscores count as emphasis only at word edges, so snake_case names survive.
@@ -44,72 +56,149 @@ _EDGE_UNDERSCORE = re.compile(r"(?<!\w)_+|_+(?!\w)")
 # Asterisks are emphasis only where they open (after whitespace) or close (after a word,
 # before whitespace or punctuation), so the glob in `rm -rf /var/tmp/*` is kept.
 _EDGE_ASTERISK = re.compile(r"(?:(?<=\s)|^)\*+(?=\S)|(?<=[\w`'\")\]])\*+(?=[\s.,;:!?)]|\Z)")
-_MARKERS = set("`")
-# Typographic variants an LLM may emit for what the author typed in ASCII.
-_FOLD = {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u00a0": " "}
 # A fragment this short proves nothing ("a", "to"); it is not a quote.
 MIN_FRAGMENT_CHARS = 3
 
 
-def _normalize_with_map(text: str) -> tuple[str, list[int]]:
-    """Normalise ``text``; return it with, per output char, its offset in ``text``."""
-    edge_markers = {
-        index
+def _strip_markers(line: str) -> str:
+    """One line without backticks and emphasis markers."""
+    line = line.replace("`", "")
+    if "_" not in line and "*" not in line:
+        return line
+    spans = sorted(
+        match.span()
         for pattern in (_EDGE_UNDERSCORE, _EDGE_ASTERISK)
-        for match in pattern.finditer(text)
-        for index in range(*match.span())
-    }
-    out: list[str] = []
-    offsets: list[int] = []
-    pending_space = False
-    for index, char in enumerate(text):
-        if char in _MARKERS or index in edge_markers:
-            continue
-        if char.isspace():
-            pending_space = bool(out)
-            continue
-        if pending_space:
-            out.append(" ")
-            offsets.append(index - 1)
-            pending_space = False
-        out.append(_FOLD.get(char, char))
-        offsets.append(index)
-    return "".join(out), offsets
+        for match in pattern.finditer(line)
+    )
+    parts: list[str] = []
+    at = 0
+    for start, end in spans:
+        if start > at:
+            parts.append(line[at:start])
+        at = max(at, end)
+    parts.append(line[at:])
+    return "".join(parts)
+
+
+def _normalize_lines(text: str) -> tuple[str, array[int]]:
+    """Normalised ``text`` and, per source line, the offset where its text starts in it.
+
+    Lines are normalised one at a time (markers never span a line break, and a line
+    break is whitespace), so the work is linear and a match maps back to its line.
+    """
+    parts: list[str] = []
+    starts: array[int] = array("q")
+    size = 0
+    for line in fold(text).split("\n"):
+        clean = " ".join(_strip_markers(line).split())
+        starts.append(size + 1 if parts else size)
+        if clean:
+            if parts:
+                parts.append(" ")
+                size += 1
+            parts.append(clean)
+            size += len(clean)
+    return "".join(parts), starts
 
 
 def normalize(text: str) -> str:
     """The form in which quotes and documents are compared."""
-    return _normalize_with_map(text)[0]
+    return _normalize_lines(text)[0]
 
 
-@dataclass(frozen=True)
 class SearchableDocument:
-    """A document prepared once for many quote look-ups."""
+    """A document prepared once for many quote look-ups.
 
-    kind: SourceName
-    text: str
+    Quotes are looked for in what a reader of the rendered document sees: the
+    Markdown reader's hidden content (comments, link targets, reference
+    definitions, alt text, collapsed ``<details>``) and the ``masks`` (lines
+    screening set apart) are blanked first. :meth:`why_not` says which of them
+    held a quote that was not found.
+    """
+
+    def __init__(
+        self,
+        kind: SourceName,
+        text: str | MarkdownDocument,
+        masks: Sequence[Mask] = (),
+    ) -> None:
+        self.kind = kind
+        self.md = text if isinstance(text, MarkdownDocument) else parse_markdown(text)
+        self.masks = tuple(masks)
+        self.text = self.md.text
 
     @cached_property
-    def _normalized(self) -> tuple[str, list[int]]:
-        return _normalize_with_map(self.text)
+    def _normalized(self) -> tuple[str, array[int]]:
+        source = self.md.visible_source
+        if self.masks:
+            starts = self.md.line_starts
+            source = blank_spans(
+                source,
+                (
+                    (starts[mask.first_line - 1], _line_end(starts, len(source), mask.last_line))
+                    for mask in self.masks
+                ),
+            )
+        return _normalize_lines(source)
 
-    def find(self, quote: str) -> int | None:
-        """1-based line where ``quote`` starts, or None when it is not verbatim here."""
-        haystack, offsets = self._normalized
-        whole = normalize(quote)
-        # A document may hold a literal "..." (a log line, a shortened hash): the quote as
-        # written is tried before it is read as passages joined by an ellipsis.
-        if len(whole) >= MIN_FRAGMENT_CHARS:
-            for at in _occurrences(haystack, whole, 0, len(haystack)):
-                return self.text.count("\n", 0, offsets[at]) + 1
-        fragments = [normalize(part) for part in _ELLIPSIS.split(quote)]
-        fragments = [fragment for fragment in fragments if fragment]
-        if len(fragments) < 2 or any(len(f) < MIN_FRAGMENT_CHARS for f in fragments):
+    @cached_property
+    def _unmasked(self) -> tuple[str, array[int]]:
+        return _normalize_lines(self.md.text)
+
+    def find(self, quote: str, near_line: int | None = None) -> int | None:
+        """1-based line where ``quote`` starts, or None when it is not verbatim here.
+
+        ``near_line`` limits the search to the quote's length around that line (a
+        caller who knows where its quote came from need not rescan the document).
+        """
+        return _find(*self._normalized, quote, near_line)
+
+    def why_not(self, quote: str) -> str | None:
+        """Why ``quote`` is not evidence although the source holds it, or None."""
+        line = _find(*self._unmasked, quote, None)
+        if line is None:
             return None
-        for first_at in _occurrences(haystack, fragments[0], 0, len(haystack)):
-            if _chain(haystack, fragments[1:], first_at + len(fragments[0])):
-                return self.text.count("\n", 0, offsets[first_at]) + 1
+        for mask in self.masks:
+            if mask.first_line <= line <= mask.last_line:
+                return f"{mask.reason} ({self.kind} line {line})"
+        start = self.md.line_starts[line - 1]
+        span = self.md.hidden_at(start, _line_end(self.md.line_starts, len(self.md.text), line))
+        if span is not None:
+            return (
+                f"it is only in hidden content of the {self.kind} ({span.kind}, line "
+                f"{span.line}), which a reader of the rendered document does not see"
+            )
         return None
+
+
+def _line_end(starts: Sequence[int], size: int, line: int) -> int:
+    return starts[line] if line < len(starts) else size
+
+
+def _find(haystack: str, starts: array[int], quote: str, near_line: int | None) -> int | None:
+    lo, hi = 0, len(haystack)
+    whole = normalize(quote)
+    if near_line is not None:
+        first = max(0, near_line - 1)
+        lo = max(0, starts[min(first, len(starts) - 1)] - len(whole) - 1)
+        hi = min(len(haystack), _line_end(starts, len(haystack), near_line + 1) + len(whole) + 1)
+
+    def line_of(at: int) -> int:
+        return bisect.bisect_right(starts, at)
+
+    # A document may hold a literal "..." (a log line, a shortened hash): the quote as
+    # written is tried before it is read as passages joined by an ellipsis.
+    if len(whole) >= MIN_FRAGMENT_CHARS:
+        for at in _occurrences(haystack, whole, lo, hi):
+            return line_of(at)
+    fragments = [normalize(part) for part in _ELLIPSIS.split(quote)]
+    fragments = [fragment for fragment in fragments if fragment]
+    if len(fragments) < 2 or any(len(f) < MIN_FRAGMENT_CHARS for f in fragments):
+        return None
+    for first_at in _occurrences(haystack, fragments[0], lo, hi):
+        if _chain(haystack, fragments[1:], first_at + len(fragments[0])):
+            return line_of(first_at)
+    return None
 
 
 # An ellipsis joins passages of one stretch of text, not two ends of a document.
@@ -146,20 +235,41 @@ def _chain(haystack: str, fragments: list[str], after: int) -> bool:
 class Sources:
     """The documents quotes are checked against, by kind."""
 
-    def __init__(self, report: str, plan: str) -> None:
-        self.report = SearchableDocument("report", report)
-        self.plan = SearchableDocument("plan", plan)
+    def __init__(
+        self,
+        report: str | MarkdownDocument,
+        plan: str | MarkdownDocument,
+        masks: Mapping[SourceName, Sequence[Mask]] | None = None,
+    ) -> None:
+        masks = masks or {}
+        self.report = SearchableDocument("report", report, masks.get("report", ()))
+        self.plan = SearchableDocument("plan", plan, masks.get("plan", ()))
 
     @classmethod
-    def of(cls, submission: Submission) -> Sources:
-        return cls(submission.report.text, submission.plan.text)
+    def of(cls, submission: Submission, screening: Screening | None = None) -> Sources:
+        return cls(
+            submission.report.text,
+            submission.plan.text,
+            screening.masks if screening is not None else None,
+        )
+
+    def document(self, kind: SourceName) -> SearchableDocument:
+        return self.report if kind == "report" else self.plan
 
     def check(self, quote: str, allowed: tuple[SourceName, ...]) -> QuoteCheck:
         for kind in allowed:
-            line = (self.report if kind == "report" else self.plan).find(quote)
+            line = self.document(kind).find(quote)
             if line is not None:
                 return QuoteCheck(quote=quote, found=True, source=kind, line=line)
         return QuoteCheck(quote=quote, found=False)
+
+    def why_not(self, quote: str, allowed: tuple[SourceName, ...]) -> str | None:
+        """Why a quote that was not found is not evidence, when a document holds it."""
+        for kind in allowed:
+            reason = self.document(kind).why_not(quote)
+            if reason is not None:
+                return reason
+        return None
 
 
 DETECTION_SOURCES: tuple[SourceName, ...] = ("report",)
@@ -177,36 +287,41 @@ def ground_subscore(
     checks = tuple(sources.check(quote, allowed) for quote in claim.quotes)
     value = 1 if claim.value == 1 and any(check.found for check in checks) else 0
     rationale = claim.rationale.strip()
-    note = _grounding_note(claim.value, checks, allowed)
-    if note:
-        rationale = f"{rationale} {note}".strip()
+    note = _grounding_note(claim.value, value, checks, allowed, sources)
+    rationale = f"{rationale} {note}".strip()
     return GroundedSubScore(
-        name=name, claimed=claim.value, value=value, quotes=checks, rationale=rationale
+        name=name, claimed=claim.value, value=value, quotes=checks, rationale=rationale, note=note
     )
 
 
 def _grounding_note(
-    claimed: int, checks: tuple[QuoteCheck, ...], allowed: tuple[SourceName, ...]
+    claimed: int,
+    value: int,
+    checks: tuple[QuoteCheck, ...],
+    allowed: tuple[SourceName, ...],
+    sources: Sources,
 ) -> str:
     """What grounding adds to a rationale: why a claimed point was withheld or trimmed."""
     if claimed != 1:
         return ""
     missing = [check.quote for check in checks if not check.found]
     where = " or ".join(allowed)
-    if not checks:
+    if value == 0 and not checks:
         return f"Point withheld: no quote from the {where} supports it."
-    if len(missing) == len(checks):
+    if value == 0:
+        reasons = [r for check in checks if (r := sources.why_not(check.quote, allowed))]
+        if reasons:
+            return f"Point withheld: {reasons[0]}."
         return f"Point withheld: quote not found verbatim in the {where}."
     if missing:
         return f"{len(missing)} of {len(checks)} quotes not found verbatim; ignored."
     return ""
 
 
-def judge_rationale(sub: GroundedSubScore, allowed: tuple[SourceName, ...]) -> str:
+def judge_rationale(sub: GroundedSubScore) -> str:
     """The rationale as the judge wrote it: ``sub.rationale`` without grounding's note."""
-    note = _grounding_note(sub.claimed, sub.quotes, allowed)
-    if note and sub.rationale.endswith(note):
-        return sub.rationale[: -len(note)].rstrip()
+    if sub.note and sub.rationale.endswith(sub.note):
+        return sub.rationale[: -len(sub.note)].rstrip()
     return sub.rationale
 
 

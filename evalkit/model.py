@@ -226,7 +226,8 @@ class GroundedSubScore:
     claimed: int  # what the judge said
     value: int  # after grounding: a 1 with no verbatim quote is withheld (0)
     quotes: tuple[QuoteCheck, ...]
-    rationale: str
+    rationale: str  # the judge's rationale, then grounding's note
+    note: str = ""  # what grounding added: why a claimed point was withheld or trimmed
 
     @property
     def withheld(self) -> bool:
@@ -332,6 +333,20 @@ class CapabilityScore:
     diagnosis: Diagnosis | None = None
 
 
+WarningKind = Literal["instruction", "keyword_stuffing", "fake_scores"]
+
+
+@dataclass(frozen=True)
+class DocumentWarning:
+    """A passage of the agent's documents that screening set apart and reports."""
+
+    kind: WarningKind
+    source: SourceName  # the document it is in
+    line: int
+    excerpt: str
+    message: str
+
+
 @dataclass(frozen=True)
 class Summary:
     total_checkpoints: int
@@ -345,6 +360,8 @@ class Summary:
     capabilities: tuple[CapabilityScore, ...]
     top_detection_misses: tuple[Loss, ...]
     top_plan_defects: tuple[Loss, ...]
+    # What screening flagged in the agent's documents (see evalkit/screening.py).
+    warnings: tuple[DocumentWarning, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``evaluate()``: checklist + documents -> judge -> grounding -> scoring -> Evaluation.
+"""``evaluate()``: checklist + documents -> screening, judge -> grounding -> scoring -> Evaluation.
 
 The one call the notebook makes. It owns the order of the stages and the
 progress bar, and nothing else: every rule lives in ``scoring`` and
@@ -8,6 +8,7 @@ progress bar, and nothing else: every rule lives in ``scoring`` and
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import threading
 from collections.abc import Callable, Coroutine
@@ -19,6 +20,7 @@ from .grounding import Sources, ground_verdict
 from .judges import Judge, JudgeResult
 from .model import Evaluation, Range, Submission
 from .scoring import score_all
+from .screening import screen
 
 T = TypeVar("T")
 
@@ -89,10 +91,13 @@ def evaluate(
         if progress
         else None
     )
+    # Screening is the same for every judge: what it sets apart is not evidence for any.
+    screening = screen(rng, submission)
     result: JudgeResult = run_sync(lambda: judge.judge(rng, submission, on_item_done=on_item_done))
-    sources = Sources.of(submission)
+    sources = Sources.of(submission, screening)
     grounded = tuple(ground_verdict(verdict, sources) for verdict in result.verdicts)
     items, summary = score_all(rng, grounded)
+    summary = dataclasses.replace(summary, warnings=screening.warnings)
     return Evaluation(
         range=rng,
         submission=submission,

@@ -22,8 +22,9 @@ import yaml
 from .checklist import natural_key
 from .errors import RunError
 from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
+from .textnorm import fold
 
-__all__ = ["RUN_FILENAME", "list_runs", "load_submission"]
+__all__ = ["DEFAULT_MAX_DOCUMENT_BYTES", "RUN_FILENAME", "list_runs", "load_submission"]
 
 RUN_FILENAME = "run.yaml"
 
@@ -40,16 +41,23 @@ def list_runs(runs_dir: str | Path) -> list[str]:
     return sorted(names, key=natural_key)
 
 
+# A document larger than this is refused before any judge sees it (the bench in bench/
+# measures 30 MB within the time and memory budget; 50 MB leaves room above it).
+DEFAULT_MAX_DOCUMENT_BYTES = 50 * 1024 * 1024
+
+
 def load_submission(
     runs_dir: str | Path,
     run_id: str,
     rng: Range,
     *,
     model_under_test: str | None = None,
+    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
 ) -> Submission:
     """Read the report and plan of ``rng`` in run ``run_id``.
 
-    ``model_under_test``, when given, overrides the one in run.yaml.
+    ``model_under_test``, when given, overrides the one in run.yaml. A document
+    larger than ``max_document_bytes`` is refused with a :class:`RunError`.
     """
     # A run id is a folder name; "../x" or "a/b" would read outside runs_dir.
     if not run_id or run_id in {".", ".."} or "/" in run_id or "\\" in run_id:
@@ -63,8 +71,8 @@ def load_submission(
     if not range_dir.is_dir():
         raise RunError(f"range folder {range_dir} is missing", path=range_dir)
 
-    report = _read_document("report", range_dir / rng.report_filename)
-    plan = _read_document("plan", range_dir / PLAN_FILENAME)
+    report = _read_document("report", range_dir / rng.report_filename, max_document_bytes)
+    plan = _read_document("plan", range_dir / PLAN_FILENAME, max_document_bytes)
     meta = _read_run_yaml(run_dir / RUN_FILENAME)
     return Submission(
         run_id=run_id,
@@ -104,11 +112,21 @@ def _read_text(path: Path, what: str) -> tuple[str, bytes]:
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"), data
 
 
-def _read_document(kind: SourceName, path: Path) -> Document:
+def _read_document(kind: SourceName, path: Path, max_bytes: int) -> Document:
     what = "analysis report" if kind == "report" else "remediation plan"
+    if path.is_file() and (size := path.stat().st_size) > max_bytes:
+        raise RunError(
+            f"{what} {path} is {size / 2**20:.1f} MB, above the limit of "
+            f"{max_bytes / 2**20:.1f} MB (max_document_bytes)",
+            path=path,
+        )
     text, data = _read_text(path, what)
-    if not text.strip():
-        raise RunError(f"{what} {path} is empty", path=path)
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise RunError(f"{what} {path} contains a NUL byte (\\x00)", path=path, line=line)
+    # Zero-width and other format characters show nothing: a document of only those is empty.
+    if not fold(text).strip():
+        raise RunError(f"{what} {path} is empty (nothing visible in it)", path=path)
     return Document(
         kind=kind, path=str(path), text=text, file_sha256=hashlib.sha256(data).hexdigest()
     )

@@ -355,6 +355,27 @@ def test_headings_inside_code_fences_are_not_structure():
     assert rng.facts == ()
 
 
+def test_tilde_fence_holding_a_backtick_line_is_code_not_a_checkpoint():
+    # The case: the old scanner closed the ~~~ fence at the ``` line.
+    rng = _parse(
+        "## Checkpoints\n### CHK-01 Miner\n- Detection: d\n- Plan: p\n\n"
+        "~~~\n```\n### CHK-02 Example only\n- Detection: x\n```\n~~~\n"
+    )
+    assert [c.id for c in rng.checkpoints] == ["CHK-01"]
+
+
+def test_a_nul_byte_is_refused_with_its_line():
+    errors = _errors(FRONT + "## Checkpoints\n" + ITEM.replace("finds it", "finds\x00it"))
+    assert _where(errors) == [(8, None)]
+    assert "NUL" in errors[0].message
+
+
+def test_same_number_written_twice_is_a_duplicate_id():
+    errors = _errors(FRONT + "## Checkpoints\n" + ITEM + ITEM.replace("CHK-01", "CHK-1"))
+    assert _where(errors) == [(10, "CHK-1")]
+    assert "duplicate checkpoint id" in errors[0].message and "CHK-01" in errors[0].message
+
+
 def test_front_matter_comments_and_quotes_are_stripped():
     front = (
         "---\n# a comment line\nrange: ssh-miner   # must equal the folder\n"

@@ -85,7 +85,7 @@ def test_missing_document_is_reported_with_its_path(tmp_path, missing, filename)
     assert info.value.path == str(folder / filename)
 
 
-@pytest.mark.parametrize("content", ["", "  \n\t\n"])
+@pytest.mark.parametrize("content", ["", "  \n\t\n", "\u200b\u200d\n\ufeff\u2060 \u00ad\n"])
 @pytest.mark.parametrize(
     ("which", "filename"),
     [("report", "intrusion-report.md"), ("plan", "remediation-plan.md")],
@@ -215,3 +215,23 @@ def test_document_hash_is_the_hash_of_the_file_as_stored(tmp_path):
     submission = load_submission(tmp_path, "r1", rng)
     assert submission.report.text == "# Report\nThe miner ran.\n"
     assert submission.report.sha256 == hashlib.sha256(raw).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("which", "filename"),
+    [("report", "intrusion-report.md"), ("plan", "remediation-plan.md")],
+)
+def test_a_nul_byte_in_a_document_is_reported_with_its_line(tmp_path, which, filename):
+    folder = _make_run(tmp_path, **{which: "# Doc\nline two\nbad\x00byte\n"})
+    with pytest.raises(RunError, match="NUL byte") as info:
+        load_submission(tmp_path, "run-1", RANGE)
+    assert (info.value.path, info.value.line) == (str(folder / filename), 3)
+
+
+def test_a_document_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
+    folder = _make_run(tmp_path, report="# Report\n" + "x" * 2000 + "\n")
+    with pytest.raises(RunError, match="above the limit") as info:
+        load_submission(tmp_path, "run-1", RANGE, max_document_bytes=1000)
+    assert info.value.path == str(folder / "intrusion-report.md")
+    assert "\n" not in str(info.value)
+    assert load_submission(tmp_path, "run-1", RANGE, max_document_bytes=10_000).report.text

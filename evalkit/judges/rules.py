@@ -10,13 +10,15 @@ checked against :mod:`evalkit.grounding` before it is used.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..grounding import SearchableDocument
+from ..markdown import Block, MarkdownDocument, parse
 from ..model import (
     Checkpoint,
     JudgeInfo,
@@ -27,7 +29,8 @@ from ..model import (
     SubScoreVerdict,
     Verdict,
 )
-from ._markdown import Block, MarkdownDocument, parse
+from ..screening import Mask, screen
+from ..textnorm import fold
 from .base import JudgeResult, ProgressCallback
 
 EVALUATOR_MODEL = "rules-v1"
@@ -45,6 +48,18 @@ def term_pattern(term: str) -> re.Pattern[str]:
     before = r"(?<!\w)" if term[:1].isalnum() else ""
     after = r"(?!\w)" if term[-1:].isalnum() else ""
     return re.compile(before + body + after, re.IGNORECASE)
+
+
+# A document is read up to this many matches of one term (or pattern): enough for every
+# rule, and it bounds the work a document that repeats a term a million times can cause.
+MAX_MATCHES = 1000
+ANCHOR_SLACK = 64  # characters around an anchor where the term's regex may match
+
+
+def _anchor(term: str) -> str | None:
+    """The longest space-free piece of ``term``, lower-cased: every match of it holds it."""
+    parts = term.split()
+    return max(parts, key=len).lower() if parts else None
 
 
 def _terms(terms: Iterable[str]) -> tuple[str, ...]:
@@ -94,7 +109,11 @@ def _line_artifact(text: str) -> tuple[str, int, int] | None:
     """The first concrete artifact on a clean line: (kind, start, end)."""
     found: list[tuple[int, int, str]] = []
 
-    def first(pattern: re.Pattern[str], kind: str, check=None) -> None:
+    def first(
+        pattern: re.Pattern[str],
+        kind: str,
+        check: Callable[[re.Match[str]], bool] | None = None,
+    ) -> None:
         for match in pattern.finditer(text):
             if check is None or check(match):
                 found.append((match.start(), match.end(), kind))
@@ -141,6 +160,68 @@ _RISK_NOTE = re.compile(
     r"|outage|maintenance\s+windows?|irreversible)\b|\brisks?:|\u26a0",
     re.IGNORECASE,
 )
+# ... which must state a risk or a safeguard: "(no backup needed)", "-- no downtime" and
+# "(risk: none)" say there is none.
+_RISK_DENIED_BEFORE = re.compile(
+    r"\b(?:no|not|none|without|never|zero|nothing|needn't|don't|doesn't|isn't)\b"
+    r"(?:\W+\w+){0,2}\W*$",
+    re.IGNORECASE,
+)
+_RISK_DENIED_AFTER = re.compile(
+    r"^\s*(?:none|n/?a|nil|zero|no\b|nothing|low|minimal|negligible|-\s*$|$)", re.IGNORECASE
+)
+
+
+_RISK_WORDS = (
+    "back",
+    "snapshot",
+    "caution",
+    "warning",
+    "data",
+    "downtime",
+    "outage",
+    "maintenance",
+    "irreversible",
+    "risk",
+    "\u26a0",
+)
+
+
+def _risk_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of _RISK_NOTE, looked for only where one of its words stands."""
+    lower = text.lower()
+    if len(lower) != len(text):
+        yield from _RISK_NOTE.finditer(text)
+        return
+    seen = -1
+    for word_at in _risk_positions(lower):
+        match = _RISK_NOTE.search(text, max(seen + 1, word_at - 1), word_at + 40)
+        if match is not None and match.start() > seen:
+            seen = match.start()
+            yield match
+
+
+def _risk_positions(lower: str) -> list[int]:
+    positions: set[int] = set()
+    for word in _RISK_WORDS:
+        at = lower.find(word)
+        while at >= 0:
+            positions.add(at)
+            at = lower.find(word, at + 1)
+    return sorted(positions)
+
+
+def risk_note(text: str) -> bool:
+    """Does ``text`` hold a risk note that states a risk or a safeguard?"""
+    for match in _risk_matches(text):
+        before = text[max(0, match.start() - 40) : match.start()]
+        if _RISK_DENIED_BEFORE.search(before):
+            continue
+        if match.group(0).endswith(":") and _RISK_DENIED_AFTER.match(text[match.end() :]):
+            continue
+        return True
+    return False
+
 
 # A report section about remediation: its heading or a parent heading (level 2 or deeper).
 _REMEDIATION_HEADING = re.compile(
@@ -157,76 +238,186 @@ _SYSTEM_DIRS = frozenset(
 )
 _SERVICE_ROOTS = frozenset("/var/www /var/www/html /var/lib /var/log".split())
 _SERVICE_ROOT_PARENTS = ("/usr", "/var/lib", "/srv")  # and any directory right under them
-_RM = re.compile(rf"(?<![\w.-])rm(?=\s)({_SHELL_END}*)")
+_HOME = frozenset({"~", "$HOME", "${HOME}"})
 _LOG_SERVICES = (
     r"rsyslog|syslog-ng|syslog|auditd|journald|falcon-sensor|falcon|osqueryd|wazuh-agent"
     r"|ossec|auditbeat|filebeat|elastic-agent|mdatp|sentinelone|cbagentd|cbdaemon|sysmon"
 )
-_DESTRUCTIVE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
+
+
+def _protected_target(token: str) -> str | None:
+    """The protected directory a path argument names, or None."""
+    token = token.strip("\"'()").rstrip(",;")
+    parts = token.split("/")
+    while len(parts) > 1 and (parts[-1] in ("", ".") or "*" in parts[-1]):
+        parts.pop()
+    if parts[0] in _HOME and len(parts) == 1:
+        return "the home directory"
+    if not token.startswith("/"):
+        return None
+    target = "/".join(parts) or "/"
+    if target in _SYSTEM_DIRS or target in _SERVICE_ROOTS:
+        return f"`{target}`"
+    parent = target.rsplit("/", 1)[0]
+    if parent in _SERVICE_ROOT_PARENTS:
+        return f"`{target}`"
+    return None
+
+
+def _first_protected(arguments: str) -> str | None:
+    for token in arguments.split():
+        if not token.startswith("-"):
+            target = _protected_target(token)
+            if target is not None:
+                return target
+    return None
+
+
+@dataclass(frozen=True)
+class Destructive:
+    """One row of the destructive-operation table (docs/rules-judge.md lists them all)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    what: str  # what the command does, for the rationale ({target} filled in when named)
+    # For commands that are destructive only on some paths: the first protected path named
+    # in the given group of the match, or None (then the match is no command of this row).
+    target_group: int | None = None
+    # A lower-case word every command of the row holds: the regex runs only on lines that
+    # hold it (a cheap test first; a document may have a million lines).
+    hint: str = ""
+
+
+DESTRUCTIVE: tuple[Destructive, ...] = (
+    Destructive(
+        "rm of a system, service or home directory",
+        re.compile(rf"(?<![\w.-])rm(?=\s)({_SHELL_END}*)"),
+        "deletes {target}",
+        target_group=1,
+        hint="rm",
+    ),
+    Destructive(
+        "find -delete on a system, service or home directory",
+        re.compile(rf"(?<![\w.-])find\s+([^\s;&|`#]+){_SHELL_END}*?\s-delete\b"),
+        "deletes files under {target}",
+        target_group=1,
+        hint="find",
+    ),
+    Destructive(
+        "shred -u",
+        re.compile(rf"\bshred\b{_SHELL_END}*?\s(?:-\w*u\w*|--remove)\b"),
+        "destroys and deletes files",
+        hint="shred",
+    ),
+    Destructive(
+        "userdel -r",
+        re.compile(rf"\buserdel\b{_SHELL_END}*?\s(?:-\w*r\w*|--remove)\b"),
+        "deletes an account with its home directory",
+        hint="userdel",
+    ),
+    Destructive(
+        "iptables flush",
         re.compile(rf"\bip6?tables\b{_SHELL_END}*?\s(?:-F|--flush)(?![\w-])"),
         "flushes every firewall rule",
+        hint="tables",
     ),
-    (re.compile(r"\bchmod\s+(?:-[\w-]+\s+)*0?777\b"), "makes files writable by everyone"),
-    (re.compile(r"\bmkfs(?:\.\w+)?\b"), "formats a file system"),
-    (
+    Destructive(
+        "ufw disable", re.compile(r"\bufw\s+disable\b"), "disables the firewall", hint="ufw"
+    ),
+    Destructive(
+        "chmod 777 / a+rwx",
+        re.compile(r"\bchmod\s+(?:-[\w-]+\s+)*(?:0?777\b|(?:a|ugo)\+rwx\b)"),
+        "makes files writable by everyone",
+        hint="chmod",
+    ),
+    Destructive("mkfs", re.compile(r"\bmkfs(?:\.\w+)?\b"), "formats a file system", hint="mkfs"),
+    Destructive(
+        "dd onto a device",
         re.compile(rf"\bdd\b{_SHELL_END}*?\bof=/dev/(?!(?:null|zero|stdout|stderr)\b)\S+"),
         "overwrites a device",
+        hint="dd",
     ),
-    (
+    Destructive(
+        "systemctl stop/disable of logging or EDR",
         re.compile(
             rf"\bsystemctl\b(?:\s+--?[\w-]+)*\s+(?:stop|disable|mask|kill)\b{_SHELL_END}*?"
             rf"(?<!\w)(?:{_LOG_SERVICES})\b",
         ),
         "disables logging or EDR",
+        hint="systemctl",
     ),
-    (
+    Destructive(
+        "service stop of logging or EDR",
         re.compile(rf"\bservice\s+(?:{_LOG_SERVICES})\s+stop\b"),
         "disables logging or EDR",
+        hint="service",
     ),
-    (re.compile(r"\bauditctl\s+-e\s*0\b"), "disables auditing"),
-    (re.compile(r"(?<![>\-=&\d])>(?!>)\s*/var/log/\S*"), "erases a log"),
-    (
+    Destructive(
+        "kill of logging or EDR",
+        re.compile(rf"\b(?:kill|pkill|killall)\b[^;&|\n#]*?(?<![\w-])(?:{_LOG_SERVICES})\b"),
+        "kills logging or EDR",
+        hint="kill",
+    ),
+    Destructive(
+        "auditctl -e 0", re.compile(r"\bauditctl\s+-e\s*0\b"), "disables auditing", hint="auditctl"
+    ),
+    Destructive(
+        "auditctl -D",
+        re.compile(r"\bauditctl\s+(?:-\w+\s+)*-D\b"),
+        "deletes every audit rule",
+        hint="auditctl",
+    ),
+    Destructive(
+        "> onto a log", re.compile(r"(?<![>\-=&\d])>(?!>)\s*/var/log/\S*"), "erases a log", hint=">"
+    ),
+    Destructive(
+        "truncate a log",
         re.compile(r"\btruncate\s+(?:-s\s*0|--size[= ]0)\s+/var/log/\S*"),
         "erases a log",
+        hint="truncate",
     ),
-    (re.compile(r"\bhistory\s+-c\b"), "erases the shell history"),
-    (re.compile(r"\bsetenforce\s+(?:0|[Pp]ermissive)\b"), "disables SELinux"),
-    (re.compile(r"\bDROP\s+DATABASE\b", re.IGNORECASE), "deletes a database"),
-    (re.compile(r"\bFLUSH(?:ALL|DB)\b", re.IGNORECASE), "deletes every Redis key"),
+    Destructive(
+        "history -c", re.compile(r"\bhistory\s+-c\b"), "erases the shell history", hint="history"
+    ),
+    Destructive(
+        "setenforce 0",
+        re.compile(r"\bsetenforce\s+(?:0|[Pp]ermissive)\b"),
+        "disables SELinux",
+        hint="setenforce",
+    ),
+    Destructive(
+        "DROP DATABASE / SCHEMA",
+        re.compile(r"\bDROP\s+(?:DATABASE|SCHEMA)\b", re.IGNORECASE),
+        "deletes a database",
+        hint="drop",
+    ),
+    Destructive(
+        "FLUSHALL / FLUSHDB",
+        re.compile(r"\bFLUSH(?:ALL|DB)\b", re.IGNORECASE),
+        "deletes every Redis key",
+        hint="flush",
+    ),
 )
 
 
-def _rm_target(token: str) -> str | None:
-    """The protected directory an ``rm`` argument deletes, or None."""
-    token = token.strip("\"'()")
-    if not token.startswith("/"):
-        return None
-    parts = token.split("/")
-    while len(parts) > 1 and (parts[-1] in ("", ".") or "*" in parts[-1]):
-        parts.pop()
-    target = "/".join(parts) or "/"
-    if target in _SYSTEM_DIRS or target in _SERVICE_ROOTS:
-        return target
-    parent = target.rsplit("/", 1)[0]
-    if parent in _SERVICE_ROOT_PARENTS:
-        return target
-    return None
+DESTRUCTIVE_HINTS = tuple(dict.fromkeys(row.hint for row in DESTRUCTIVE))
 
 
-def _destructive(text: str) -> list[tuple[int, int, str]]:
+def destructive_commands(text: str) -> list[tuple[int, int, str]]:
     """Destructive commands on a clean line: (start, end, what it does)."""
     found: list[tuple[int, int, str]] = []
-    for match in _RM.finditer(text):
-        for token in match.group(1).split():
-            if not token.startswith("-"):
-                target = _rm_target(token)
-                if target is not None:
-                    found.append((match.start(), match.end(), f"deletes `{target}`"))
-                    break
-    for pattern, what in _DESTRUCTIVE:
-        for match in pattern.finditer(text):
-            found.append((match.start(), match.end(), what))
+    lower = text.lower()
+    for row in DESTRUCTIVE:
+        if row.hint not in lower:
+            continue
+        for match in row.pattern.finditer(text):
+            if row.target_group is None:
+                found.append((match.start(), match.end(), row.what))
+                continue
+            target = _first_protected(match.group(row.target_group))
+            if target is not None:
+                found.append((match.start(), match.end(), row.what.format(target=target)))
+                break
     return sorted(found)
 
 
@@ -254,7 +445,24 @@ _NEGATING_PHRASE = re.compile(
     r"|\brul(?:e|es|ed|ing)\s+out\b",
     re.IGNORECASE,
 )
-_RULED_OUT = re.compile(r"\bruled\s+out\b", re.IGNORECASE)
+# After the mention: "xmrig was ruled out", "xmrig is not present", "auditd was never run".
+_NEGATED_AFTER = re.compile(
+    r"\bruled\s+out\b"
+    r"|\b(?:(?:is|was|are|were|has\s+been|have\s+been|had\s+been)\s+(?:not|never)"
+    r"|isn't|wasn't|aren't|weren't|hasn't\s+been|haven't\s+been)\s+(?:present|found|observed"
+    r"|seen|detected|there|involved|used|run|executed|exploited|installed)\b"
+    r"|\bnot\s+(?:present|found|observed|seen|detected|involved)\b"
+    r"|\b(?:absent|missing)\b",
+    re.IGNORECASE,
+)
+# A clause that supposes rather than states: "if we had looked we might have found X".
+_CONDITIONAL = re.compile(
+    r"\bif\s+(?:we|i|they|one|you|the\s+\w+)\s+(?:had|were|could|would|did)\b"
+    r"|\bhad\s+(?:we|i|they)\b|\b(?:might|could|would|may)\s+(?:have|be)\s+"
+    r"(?:found|seen|shown|revealed|observed|detected|been)\b"
+    r"|\bhypothetic\w*|\bwe\s+(?:did\s+not|didn't|never)\s+(?:look|check|examine)\w*",
+    re.IGNORECASE,
+)
 _ADVISE_AGAINST = re.compile(
     r"\b(?:do\s+not|never|avoid(?:s|ing)?|instead\s+of|rather\s+than)\b|\bdon['\u2019]t\b",
     re.IGNORECASE,
@@ -267,23 +475,44 @@ def _words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+# Negation reads a few words around a match: this many characters either side is plenty,
+# and bounds the work per match whatever the length of the sentence.
+CONTEXT_CHARS = 300
+
+
+def clause_ends(text: str) -> tuple[list[int], list[int]]:
+    """Starts and ends of every clause break of ``text``, found once per text."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for match in _CLAUSE_END.finditer(text):
+        starts.append(match.start())
+        ends.append(match.end())
+    return starts, ends
+
+
+def _clause_bounds(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> tuple[int, int]:
     """The clause of ``text`` around ``[start, end)``: (left, right)."""
-    left = 0
-    for match in _CLAUSE_END.finditer(text, 0, start):
-        left = match.end()
-    right_match = _CLAUSE_END.search(text, end)
-    return left, (right_match.start() if right_match else len(text))
+    starts, ends = breaks if breaks is not None else clause_ends(text)
+    # the last break ending at or before ``start``
+    index = bisect.bisect_right(ends, start) - 1
+    left = ends[index] if index >= 0 else 0
+    after = bisect.bisect_left(starts, end)
+    right = starts[after] if after < len(starts) else len(text)
+    return left, right
 
 
-def _scope(text: str, start: int, end: int) -> tuple[str, str]:
+def _scope(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> tuple[str, str]:
     """The clause's text before and after ``[start, end)``, each cut at the nearest break."""
-    left, right = _clause_bounds(text, start, end)
-    before = text[left:start]
-    breaks = [*_SCOPE_BREAK.finditer(before), *_PARENTHESIS.finditer(before)]
-    if breaks:
-        before = before[max(match.end() for match in breaks) :]
-    after = text[end:right]
+    left, right = _clause_bounds(text, start, end, breaks)
+    before = text[max(left, start - CONTEXT_CHARS) : start]
+    breaks_before = [*_SCOPE_BREAK.finditer(before), *_PARENTHESIS.finditer(before)]
+    if breaks_before:
+        before = before[max(match.end() for match in breaks_before) :]
+    after = text[end : min(right, end + CONTEXT_CHARS)]
     cut = _SCOPE_BREAK.search(after)
     if cut:
         after = after[: cut.start()]
@@ -296,20 +525,41 @@ def _cue_within(pattern: re.Pattern[str], before: str, reach: int) -> bool:
     return bool(cues) and _words(before[cues[-1].end() :]) <= reach  # the nearest cue
 
 
-def negated_at(text: str, start: int, end: int) -> bool:
-    """Is the mention ``text[start:end]`` negated (a scoped negation, not the whole clause)?"""
-    before, after = _scope(text, start, end)
+def negated_at(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> bool:
+    """Is the mention ``text[start:end]`` negated or only supposed?
+
+    Negated where a scoped negation stands before it ("no xmrig") or after it ("xmrig
+    is not present", "ruled out"); supposed where its clause is conditional ("if we
+    had looked we might have found xmrig").
+    """
+    before, _ = _scope(text, start, end, breaks)
     if _cue_within(_NEGATING_WORD, before, NEGATION_REACH):
         return True
     if _cue_within(_NEGATING_PHRASE, before, PHRASE_REACH):
         return True
-    ruled_out = _RULED_OUT.search(after)
-    return ruled_out is not None and _words(after[: ruled_out.start()]) <= PHRASE_REACH
+    return denied_at(text, start, end, breaks)
 
 
-def advised_against_at(text: str, start: int, end: int) -> bool:
+def denied_at(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> bool:
+    """Is the mention denied after it ("X was not used") or only supposed (conditional)?"""
+    _, after = _scope(text, start, end, breaks)
+    negation = _NEGATED_AFTER.search(after)
+    if negation is not None and _words(after[: negation.start()]) <= PHRASE_REACH:
+        return True
+    left, right = _clause_bounds(text, start, end, breaks)
+    clause = text[max(left, start - CONTEXT_CHARS) : min(right, end + CONTEXT_CHARS)]
+    return _CONDITIONAL.search(clause) is not None
+
+
+def advised_against_at(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> bool:
     """Is the mention ``text[start:end]`` advised against ("do not", "never", "avoid" ...)?"""
-    before, _ = _scope(text, start, end)
+    before, _ = _scope(text, start, end, breaks)
     return _cue_within(_ADVISE_AGAINST, before, NEGATION_REACH)
 
 
@@ -324,15 +574,24 @@ def _in_context(block: Block, start: int, end: int) -> tuple[str, int, int]:
 
 def _negated_in(text: str | None, term: str) -> bool:
     """Is ``term`` negated somewhere in ``text`` (the checklist's own words)?"""
+    text = text or ""
     return any(
-        negated_at(text, match.start(), match.end())
-        for match in term_pattern(term).finditer(text or "")
+        negated_at(text, match.start(), match.end()) for match in term_pattern(term).finditer(text)
     )
 
 
 # --------------------------------------------------------------------------- facts
 
-_CVE = re.compile(r"(?<![\w-])CVE-\d{4}-\d{4,}(?!\d)", re.IGNORECASE)
+# Matched in folded text, so a Cyrillic С, a Unicode hyphen or a zero-width space does not
+# hide an id; "CVE 2024-6387" and "CVE2024-6387" are the same id (see ``cve_id``).
+_CVE = re.compile(r"(?<![\w-])CVE[-\s]?\d{4}-\d{4,}(?!\d)", re.IGNORECASE)
+
+
+def cve_id(mention: str) -> str:
+    """The canonical form of a CVE mention: ``CVE-YYYY-NNNN``, upper case."""
+    return re.sub(r"^CVE[-\s]?", "CVE-", mention.upper())
+
+
 _NO_CVE = re.compile(r"\bno\s+CVEs?\b", re.IGNORECASE)
 _ABSENCE = re.compile(
     r"^\s*(?:no\s|there\s+(?:is|are)\s+no\s)|\bdo(?:es)?\s+not\s+exist\b|\bnot\s+present\b",
@@ -354,8 +613,8 @@ class _Facts:
         absent: list[tuple[str, str]] = []
         for fact in facts:
             for match in _CVE.finditer(fact):
-                if match.group(0).upper() not in cve_ids:
-                    cve_ids.append(match.group(0).upper())
+                if cve_id(match.group(0)) not in cve_ids:
+                    cve_ids.append(cve_id(match.group(0)))
             if no_cve is None and _NO_CVE.search(fact):
                 no_cve = fact.strip()
             if _ABSENCE.search(fact):
@@ -392,27 +651,62 @@ def _window(text: str, start: int, end: int) -> str:
     return text[left : left + QUOTE_LIMIT].strip()
 
 
+def _folded(md: MarkdownDocument) -> MarkdownDocument:
+    """``md`` with every block's visible text folded for matching (see evalkit.textnorm)."""
+    blocks = []
+    for block in md.blocks:
+        if block.text.isascii():
+            blocks.append(block)
+            continue
+        lines = tuple(replace(line, text=fold(line.text)) for line in block.lines)
+        starts: list[int] = []
+        offset = 0
+        for line in lines:
+            starts.append(offset)
+            offset += len(line.text) + 1
+        blocks.append(
+            replace(
+                block,
+                lines=lines,
+                text="\n".join(line.text for line in lines),
+                starts=tuple(starts),
+            )
+        )
+    return replace(md, blocks=tuple(blocks))
+
+
 class _Doc:
     """One document parsed once per judge() call, with its match caches."""
 
-    def __init__(self, kind: SourceName, text: str) -> None:
+    def __init__(self, kind: SourceName, md: MarkdownDocument, masks: tuple[Mask, ...]) -> None:
         self.kind = kind
         self.label = "report" if kind == "report" else "plan"
-        self.md: MarkdownDocument = parse(text)
-        self.search = SearchableDocument(kind, text)
+        self.md: MarkdownDocument = _folded(md)
+        self.search = SearchableDocument(kind, md, masks)
+        # Lines screening set apart (not examined, instructions, stuffing): they earn nothing.
+        self.masked = frozenset(
+            line for mask in masks for line in range(mask.first_line, mask.last_line + 1)
+        )
         self._hits: dict[str, tuple[_Hit, ...]] = {}
         self._regex_hits: dict[re.Pattern[str], tuple[_Hit, ...]] = {}
-        self._artifacts: dict[int, tuple[tuple[str, _Hit], ...]] = {}
+        self._artifacts: dict[tuple[int, int], tuple[str, _Hit] | None] = {}
+        self._breaks: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+        self._lowered: dict[int, str | None] = {}
+        self._negated: dict[tuple[int, int, int], bool] = {}
+        self._advised_against: dict[tuple[int, int, int], bool] = {}
+        self._denied: dict[tuple[int, int, int], bool] = {}
         level_one = [s.path[0] for s in self.md.sections if s.level == 1]
         self._title = level_one[0] if len(level_one) == 1 else None
-        self._grounds: dict[str, bool] = {}
+        self._grounds: dict[tuple[str, int], bool] = {}
 
     # ---- quoting
 
-    def _grounded(self, quote: str) -> bool:
-        if quote not in self._grounds:
-            self._grounds[quote] = self.search.find(quote) is not None
-        return self._grounds[quote]
+    def _grounded(self, quote: str, line: int) -> bool:
+        key = (quote, line)
+        if key not in self._grounds:
+            # The quote comes from this line: grounding need only look around it.
+            self._grounds[key] = self.search.find(quote, near_line=line) is not None
+        return self._grounds[key]
 
     def quote(self, block: Block, start: int, end: int) -> str | None:
         """The clean line(s) holding ``[start, end)``, else its own line, if grounding finds it."""
@@ -425,8 +719,9 @@ class _Doc:
         line_text = block.lines[first].text
         local = start - block.starts[first]
         candidates.append(_window(line_text, local, min(len(line_text), end - block.starts[first])))
+        number = block.lines[first].number
         for candidate in candidates:
-            if candidate and self._grounded(candidate):
+            if candidate and self._grounded(candidate, number):
                 return candidate
         return None
 
@@ -442,27 +737,73 @@ class _Doc:
             quote=self.quote(block, start, end),
         )
 
+    def _lower(self, block: Block) -> str | None:
+        """The block's text in lower case, when that keeps every offset (for str.find)."""
+        if block.index not in self._lowered:
+            lower = block.text.lower()
+            self._lowered[block.index] = lower if len(lower) == len(block.text) else None
+        return self._lowered[block.index]
+
+    def lines_with(self, block: Block, words: tuple[str, ...]) -> list[int]:
+        """Indices of the block's lines holding any of ``words`` (lower case), in order."""
+        lower = self._lower(block)
+        if lower is None:
+            return list(range(len(block.lines)))
+        found: set[int] = set()
+        for word in words:
+            at = lower.find(word)
+            while at >= 0:
+                index = block.line_index(at)
+                found.add(index)
+                following = index + 1
+                if following >= len(block.starts):
+                    break
+                at = lower.find(word, block.starts[following])
+        return sorted(found)
+
+    def _finditer(
+        self, pattern: re.Pattern[str], block: Block, anchor: str | None
+    ) -> Iterator[re.Match[str]]:
+        """The matches of ``pattern`` in ``block``; with an ``anchor`` (a lower-case piece
+        every match holds), the regex only runs where ``str.find`` sees the anchor."""
+        lower = self._lower(block) if anchor else None
+        if not anchor or lower is None:
+            yield from pattern.finditer(block.text)
+            return
+        slack = len(pattern.pattern) + ANCHOR_SLACK
+        pos = 0
+        while (at := lower.find(anchor, pos)) >= 0:
+            match = pattern.search(block.text, max(pos, at - slack), at + len(anchor) + slack)
+            if match is None or match.start() > at:
+                pos = at + 1
+                continue
+            yield match
+            pos = max(match.end(), at + 1)
+
+    def _matches(self, pattern: re.Pattern[str], anchor: str | None = None) -> tuple[_Hit, ...]:
+        """The first MAX_MATCHES matches of ``pattern`` outside the masked lines, in order."""
+        hits: list[_Hit] = []
+        for block in self.md.blocks:
+            for match in self._finditer(pattern, block, anchor):
+                line = block.lines[block.line_index(match.start())].number
+                if line not in self.masked:
+                    hits.append(self._hit(block, match.start(), match.end()))
+                    if len(hits) >= MAX_MATCHES:
+                        return tuple(hits)
+        return tuple(hits)
+
     # ---- matching
 
     def hits(self, term: str) -> tuple[_Hit, ...]:
         """Every match of ``term``, in document order."""
         if term not in self._hits:
-            pattern = term_pattern(term)
-            self._hits[term] = tuple(
-                self._hit(block, match.start(), match.end())
-                for block in self.md.blocks
-                for match in pattern.finditer(block.text)
-            )
+            self._hits[term] = self._matches(term_pattern(term), _anchor(term))
         return self._hits[term]
 
     def regex_hits(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
         """Every match of ``pattern``, in document order (computed once per pattern)."""
         if pattern not in self._regex_hits:
-            self._regex_hits[pattern] = tuple(
-                self._hit(block, match.start(), match.end())
-                for block in self.md.blocks
-                for match in pattern.finditer(block.text)
-            )
+            self._regex_hits[pattern] = self._matches(pattern)
         return self._regex_hits[pattern]
 
     def sections_of(self, terms: Iterable[str]) -> set[int]:
@@ -475,35 +816,86 @@ class _Doc:
             path = path[1:]
         return " / ".join(path) if path else self.md.sections[index].name
 
-    def artifacts(self, block_index: int) -> tuple[tuple[str, _Hit], ...]:
-        """The quotable concrete artifacts of a block, at most one per line: (kind, hit)."""
-        if block_index not in self._artifacts:
-            self._artifacts[block_index] = self._find_artifacts(self.md.blocks[block_index])
-        return self._artifacts[block_index]
+    def artifact_at(self, block_index: int, line_index: int) -> tuple[str, _Hit] | None:
+        """The quotable concrete artifact of one line of a block, if any: (kind, hit)."""
+        key = (block_index, line_index)
+        if key not in self._artifacts:
+            self._artifacts[key] = self._find_artifact(self.md.blocks[block_index], line_index)
+        return self._artifacts[key]
 
-    def _find_artifacts(self, block: Block) -> tuple[tuple[str, _Hit], ...]:
-        found_all: list[tuple[str, _Hit]] = []
-        for index, line in enumerate(block.lines):
-            if block.kind == "code":
-                found: tuple[str, int, int] | None = (
-                    ("a fenced code block", 0, len(line.text)) if line.text else None
-                )
+    def _find_artifact(self, block: Block, index: int) -> tuple[str, _Hit] | None:
+        line = block.lines[index]
+        if line.number in self.masked:
+            return None
+        if block.kind == "code":
+            found: tuple[str, int, int] | None = (
+                ("a fenced code block", 0, len(line.text)) if line.text else None
+            )
+        else:
+            found = _line_artifact(line.text)
+        if found is None:
+            return None
+        kind, start, end = found
+        hit = self._hit(block, block.starts[index] + start, block.starts[index] + end)
+        return (kind, hit) if hit.quote is not None else None
+
+    def nearest_artifact(self, hit: _Hit) -> tuple[str, _Hit] | None:
+        """The artifact of the hit's block nearest to its line (the earlier one on a tie).
+
+        Lines are tried outward from the hit's own, so a long block is read only as far
+        as its nearest artifact.
+        """
+        block = self.md.blocks[hit.block]
+        lines = block.lines
+        home = block.line_index(hit.start)
+        left, right = home, home + 1
+        while left >= 0 or right < len(lines):
+            left_gap = hit.line - lines[left].number if left >= 0 else math.inf
+            right_gap = lines[right].number - hit.line if right < len(lines) else math.inf
+            if left_gap <= right_gap:
+                index, left = left, left - 1
             else:
-                found = _line_artifact(line.text)
-            if found is None:
-                continue
-            kind, start, end = found
-            hit = self._hit(block, block.starts[index] + start, block.starts[index] + end)
-            if hit.quote is not None:
-                found_all.append((kind, hit))
-        return tuple(found_all)
+                index, right = right, right + 1
+            found = self.artifact_at(hit.block, index)
+            if found is not None:
+                return found
+        return None
+
+    def first_artifact(self, block_index: int) -> tuple[str, _Hit] | None:
+        for index in range(len(self.md.blocks[block_index].lines)):
+            found = self.artifact_at(block_index, index)
+            if found is not None:
+                return found
+        return None
+
+    def _context(self, hit: _Hit) -> tuple[str, int, int, tuple[list[int], list[int]]]:
+        """The text negation reads for a hit (the block's, in code its line), with its breaks."""
+        block = self.md.blocks[hit.block]
+        text, start, end = _in_context(block, hit.start, hit.end)
+        key = (hit.block, block.line_index(hit.start) if block.kind == "code" else -1)
+        if key not in self._breaks:
+            self._breaks[key] = clause_ends(text)
+        return text, start, end, self._breaks[key]
 
     def negated(self, hit: _Hit) -> bool:
-        """Is the match negated where it stands (see ``negated_at``)?"""
-        return negated_at(*_in_context(self.md.blocks[hit.block], hit.start, hit.end))
+        """Is the match negated where it stands (see ``negated_at``)? Read once per match."""
+        key = (hit.block, hit.start, hit.end)
+        if key not in self._negated:
+            self._negated[key] = negated_at(*self._context(hit))
+        return self._negated[key]
+
+    def denied(self, hit: _Hit) -> bool:
+        """Is the match denied after it or only supposed (see ``denied_at``)?"""
+        key = (hit.block, hit.start, hit.end)
+        if key not in self._denied:
+            self._denied[key] = denied_at(*self._context(hit))
+        return self._denied[key]
 
     def advised_against(self, hit: _Hit) -> bool:
-        return advised_against_at(*_in_context(self.md.blocks[hit.block], hit.start, hit.end))
+        key = (hit.block, hit.start, hit.end)
+        if key not in self._advised_against:
+            self._advised_against[key] = advised_against_at(*self._context(hit))
+        return self._advised_against[key]
 
 
 def _where(doc: _Doc, hit: _Hit) -> str:
@@ -544,9 +936,13 @@ class _Context:
 
     def __init__(self, rng: Range, submission: Submission) -> None:
         self.rng = rng
-        self.report = _Doc("report", submission.report.text)
-        self.plan = _Doc("plan", submission.plan.text)
-        self.facts = _Facts.of(rng.facts)
+        report_md = parse(submission.report.text)
+        plan_md = parse(submission.plan.text)
+        self.screening = screen(rng, submission)
+        masks = self.screening.masks
+        self.report = _Doc("report", report_md, masks.get("report", ()))
+        self.plan = _Doc("plan", plan_md, masks.get("plan", ()))
+        self.facts = _Facts.of(fold(fact) for fact in rng.facts)
         self.report_remediation_sections = {
             section.index
             for section in self.report.md.sections
@@ -557,6 +953,8 @@ class _Context:
         }
         self.fabrications = self._fabrications()
         self.dangerous = {doc.kind: self._dangerous(doc) for doc in (self.plan, self.report)}
+        self._passages_cache: dict[str, _Passages] = {}
+        self._owner_cache: dict[tuple[SourceName, int, int], frozenset[str]] = {}
 
     # ---- penalties, document-wide
 
@@ -565,7 +963,7 @@ class _Context:
         out: list[tuple[str, _Hit, str]] = []
         facts = self.facts
         for hit in self.report.regex_hits(_CVE):
-            cve = hit.matched.upper()
+            cve = cve_id(hit.matched)
             if facts.cve_ids:
                 if cve in facts.cve_ids:
                     continue
@@ -601,11 +999,14 @@ class _Context:
     def _dangerous(self, doc: _Doc) -> tuple[tuple[_Hit, str], ...]:
         out: list[tuple[_Hit, str]] = []
         for block in doc.md.blocks:
-            if _RISK_NOTE.search(block.text):
+            if risk_note(block.text):
                 continue  # the note is in the command's own block
-            for index, line in enumerate(block.lines):
+            # Only lines that hold a row's hint word are read line by line.
+            candidates = doc.lines_with(block, DESTRUCTIVE_HINTS)
+            for index in candidates:
+                line = block.lines[index]
                 offset = block.starts[index]
-                for start, end, what in _destructive(line.text):
+                for start, end, what in destructive_commands(line.text):
                     hit = doc._hit(block, offset + start, offset + end)
                     if doc.advised_against(hit):
                         continue
@@ -637,7 +1038,7 @@ class _Context:
                 "correctness": self._correctness(chk, indicators, remediation, passages),
                 "completeness": self._completeness(chk, indicators, passages),
             }
-            penalties.extend(self._dangerous_flags(passages))
+            penalties.extend(self._dangerous_flags(chk, passages))
         return Verdict(chk_id=chk.id, detection=detection, plan=plan, penalties=tuple(penalties))
 
     # ---- detection
@@ -663,7 +1064,9 @@ class _Context:
                     negated.append(hit)
         return stated, negated
 
-    def _detection(self, chk: Checkpoint, indicators: tuple[str, ...]) -> dict:
+    def _detection(
+        self, chk: Checkpoint, indicators: tuple[str, ...]
+    ) -> dict[str, SubScoreVerdict]:
         attribution = _terms(chk.attribution_terms)
         exempt = self._exempt(chk, (*indicators, *attribution))
         stated, negated = self._stated(indicators, exempt)
@@ -709,14 +1112,10 @@ class _Context:
             )
         blocks = len(report.md.blocks)
         for term, hit in hits:
-            found: tuple[str, _Hit] | None = None
-            same = report.artifacts(hit.block)
-            if same:
-                # The artifact nearest to the Indicator's line (the earlier one on a tie).
-                found = min(same, key=lambda item: (abs(item[1].line - hit.line), item[1].line))
-                where = "the same block"
-            elif hit.block + 1 < blocks and report.artifacts(hit.block + 1):
-                found = report.artifacts(hit.block + 1)[0]
+            found = report.nearest_artifact(hit)
+            where = "the same block"
+            if found is None and hit.block + 1 < blocks:
+                found = report.first_artifact(hit.block + 1)
                 where = "the block right after it"
             if found is None:
                 continue
@@ -769,7 +1168,7 @@ class _Context:
                 if block not in indicator_at:
                     continue
                 indicator, indicator_hit = indicator_at[block]
-                quotes = (hit.quote,)
+                quotes: tuple[str | None, ...] = (hit.quote,)
                 if indicator_hit.quote != hit.quote:
                     quotes += (indicator_hit.quote,)
                 rationale = (
@@ -798,16 +1197,61 @@ class _Context:
 
     # ---- plan
 
+    def _passage_terms(self, chk: Checkpoint, indicators: tuple[str, ...]) -> tuple[str, ...]:
+        """What ties a passage to this item: its Indicators and id; for a plan-only item,
+        which has no finding to name, its Remediation terms too."""
+        terms = (*indicators, chk.id)
+        if chk.scope == "plan-only":
+            terms += _terms(chk.remediation_terms)
+        return terms
+
     def _passages(self, chk: Checkpoint, indicators: tuple[str, ...]) -> _Passages:
         """The plan's sections about this item, else the report's remediation sections about it."""
-        terms = (*indicators, chk.id)
+        if chk.id in self._passages_cache:
+            return self._passages_cache[chk.id]
+        terms = self._passage_terms(chk, indicators)
         in_plan = self.plan.sections_of(terms)
-        if in_plan:
-            return _Passages(self.plan, tuple(sorted(in_plan)))
         in_report = self.report.sections_of(terms) & self.report_remediation_sections
-        if in_report:
-            return _Passages(self.report, tuple(sorted(in_report)))
-        return _Passages(None, ())
+        if in_plan:
+            passages = _Passages(self.plan, tuple(sorted(in_plan)))
+        elif in_report:
+            passages = _Passages(self.report, tuple(sorted(in_report)))
+        else:
+            passages = _Passages(None, ())
+        self._passages_cache[chk.id] = passages
+        return passages
+
+    def _owners(self, doc: _Doc, hit: _Hit) -> frozenset[str]:
+        """The checkpoints whose remediation a destructive line belongs to.
+
+        Among the items whose relevant passages hold the line, those whose own terms
+        (id, Indicators, Remediation terms) stand nearest to it in its section: in its
+        own block, else the nearest block (a block before it wins a tie with one after).
+        """
+        key = (doc.kind, hit.block, hit.start)
+        if key in self._owner_cache:
+            return self._owner_cache[key]
+        distances: dict[str, float] = {}
+        for chk in self.rng.checkpoints:
+            if not chk.has_plan:
+                continue
+            indicators = _terms(chk.indicators)
+            passages = self._passages(chk, indicators)
+            if passages.doc is not doc or hit.section not in passages.sections:
+                continue
+            terms = (*self._passage_terms(chk, indicators), *_terms(chk.remediation_terms))
+            nearest = math.inf
+            for term in dict.fromkeys(terms):
+                for other in doc.hits(term):
+                    if other.section != hit.section:
+                        continue
+                    gap = other.block - hit.block
+                    nearest = min(nearest, -gap if gap <= 0 else gap + 0.5)
+            distances[chk.id] = nearest
+        best = min(distances.values(), default=math.inf)
+        owners = frozenset(chk_id for chk_id, gap in distances.items() if gap == best)
+        self._owner_cache[key] = owners
+        return owners
 
     def _correctness(
         self,
@@ -825,7 +1269,10 @@ class _Context:
         advised_against: list[_Hit] = []
         for term in remediation:
             hits = [h for h in doc.hits(term) if h.section in sections and h.quote]
-            hit = next((h for h in hits if not doc.advised_against(h)), None)
+            # A step advised against, denied ("X was not used") or only supposed ("if we
+            # had ... we could have run X") is not a step of the plan. (A "no" before a term
+            # is not read here: "`protected-mode no` becomes `protected-mode yes`".)
+            hit = next((h for h in hits if not doc.advised_against(h) and not doc.denied(h)), None)
             if hit is not None:
                 matched.append((term, hit))
             elif hits:
@@ -874,7 +1321,7 @@ class _Context:
             return SubScoreVerdict(0, rationale=_no_passages(chk.id, indicators))
         sections = set(passages.sections)
         for hit in doc.regex_hits(_VERIFICATION):
-            if hit.section in sections and hit.quote:
+            if hit.section in sections and hit.quote and not doc.denied(hit):
                 return SubScoreVerdict(
                     1,
                     (hit.quote,),
@@ -890,7 +1337,7 @@ class _Context:
             ),
         )
 
-    def _dangerous_flags(self, passages: _Passages) -> list[PenaltyFlag]:
+    def _dangerous_flags(self, chk: Checkpoint, passages: _Passages) -> list[PenaltyFlag]:
         if passages.doc is None:
             return []
         sections = set(passages.sections)
@@ -903,7 +1350,7 @@ class _Context:
                 hit.quote or "",
             )
             for hit, what in self.dangerous[doc.kind]
-            if hit.section in sections
+            if hit.section in sections and chk.id in self._owners(doc, hit)
         ]
 
 

@@ -173,6 +173,16 @@ def report_context(ev: Evaluation) -> dict[str, Any]:
         ],
         "misses": _losses(summary.top_detection_misses),
         "defects": _losses(summary.top_plan_defects),
+        "warnings": [
+            {
+                "kind": w.kind,
+                "source": w.source,
+                "line": w.line,
+                "excerpt": w.excerpt,
+                "message": w.message,
+            }
+            for w in summary.warnings
+        ],
         "suggestions": _suggestions(ev),
         "checkpoints": [_checkpoint(ev, item, verdicts.get(item.chk_id)) for item in ev.items],
     }

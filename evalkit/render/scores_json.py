@@ -147,6 +147,16 @@ def _summary(ev: Evaluation) -> dict[str, Any]:
         "capabilities": {cap.cap: _capability(cap) for cap in summary.capabilities},
         "top_detection_misses": _losses(summary.top_detection_misses),
         "top_plan_defects": _losses(summary.top_plan_defects),
+        "warnings": [
+            {
+                "kind": warning.kind,
+                "source": warning.source,
+                "line": warning.line,
+                "excerpt": warning.excerpt,
+                "message": warning.message,
+            }
+            for warning in summary.warnings
+        ],
     }
 
 

@@ -28,7 +28,7 @@ def _dimension(
     return {
         sub.name: {
             "quotes": [check.quote for check in sub.quotes],
-            "rationale": judge_rationale(sub, allowed),
+            "rationale": judge_rationale(sub),
             "score": sub.claimed,
         }
         for sub in subs

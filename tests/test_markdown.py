@@ -1,8 +1,8 @@
-"""Sections and blocks of the rules judge's Markdown reader (evalkit/judges/_markdown.py)."""
+"""Sections and blocks of the rules judge's Markdown reader (evalkit/markdown.py)."""
 
 from __future__ import annotations
 
-from evalkit.judges._markdown import clean_line, heading_title, parse
+from evalkit.markdown import parse
 
 DOC = """\
 Preamble line
@@ -110,12 +110,103 @@ def test_crlf_line_endings_count_lines_like_grounding():
     assert doc.blocks[-1].text == "text"
 
 
-def test_clean_line_strips_markup():
-    assert clean_line("  - [ ] do it", "list_item") == "do it"
-    assert clean_line("12) step", "list_item") == "step"
-    assert clean_line("    continued", "list_item", first=False) == "continued"
-    assert clean_line("> > - nested", "quote") == "nested"
-    assert clean_line("| a | b \\|", "table_row") == "a | b \\|"
-    assert clean_line("   kill -9 1   ", "code") == "kill -9 1"
-    assert heading_title("## Findings ##") == "Findings"
-    assert heading_title("#hashtag") is None
+def test_visible_text_drops_markup():
+    doc = parse(
+        "  - [ ] do it\n\n12) step\n\n> > - nested\n\n"
+        "| a | b \\| |\n|---|---|\n| 1 | 2 |\n\n    kill -9 1   \n\n## Findings ##\n\n#hashtag\n"
+    )
+    assert [(b.kind, b.text) for b in doc.blocks] == [
+        ("list_item", "do it"),
+        ("list_item", "step"),
+        ("quote", "nested"),
+        ("table_row", "a | b |"),
+        ("table_row", "1 | 2"),
+        ("code", "kill -9 1"),
+        ("heading", "Findings"),
+        ("paragraph", "#hashtag"),
+    ]
+
+
+FENCE_WITH_BACKTICKS = """\
+# Checks
+
+~~~
+```
+### CHK-02 Not a checkpoint
+```
+~~~
+
+### CHK-03 Real
+"""
+
+
+def test_tilde_fence_holding_a_backtick_line_is_code():
+    doc = parse(FENCE_WITH_BACKTICKS)
+    assert [s.path for s in doc.sections] == [("Checks",), ("Checks", "CHK-03 Real")]
+    code = [b for b in doc.blocks if b.kind == "code"]
+    assert len(code) == 1 and "### CHK-02 Not a checkpoint" in code[0].text
+    assert (code[0].start, code[0].end) == (3, 7)
+    assert doc.code_lines == frozenset(range(3, 8))
+
+
+HIDDEN = """\
+# Report
+
+Seen: <!-- xmrig in a comment --> nothing.
+See [the log](http://example.com/xmrig "xmrig title") here.
+![xmrig miner](miner.png)
+
+<!--
+kworkerd
+-->
+
+[ref]: http://example.com/kworkerd "kworkerd"
+
+<details>
+<summary>More</summary>
+
+xmrig hidden in details
+
+</details>
+
+<details open>
+
+shown when open
+
+</details>
+"""
+
+
+def test_hidden_content_is_in_no_block_and_blanked_in_the_visible_source():
+    doc = parse(HIDDEN)
+    visible = "\n".join(b.text for b in doc.blocks)
+    assert "xmrig" not in visible and "kworkerd" not in visible
+    assert "See the log here." in visible and "shown when open" in visible
+    kinds = {span.kind for span in doc.hidden}
+    assert kinds == {
+        "HTML comment",
+        "link target",
+        "image alt text",
+        "reference definition",
+        "collapsed <details> block",
+        "raw HTML block",
+    }
+    assert "xmrig" not in doc.visible_source and "kworkerd" not in doc.visible_source
+    assert doc.visible_source.count("\n") == HIDDEN.count("\n")
+    assert "See  the log" in doc.visible_source
+    comment = next(s for s in doc.hidden if s.kind == "HTML comment" and s.line == 7)
+    assert doc.text[comment.start : comment.end].startswith("<!--")
+
+
+def test_line_of_maps_offsets_back_to_lines():
+    doc = parse("a\nbb\n\nccc")
+    assert [doc.line_of(doc.text.index(c)) for c in "abc"] == [1, 2, 4]
+
+
+def test_list_item_with_nested_code_keeps_the_code_a_block_of_its_own():
+    doc = parse("- step one\n\n  ```\n  rm -rf /\n  ```\n\n  after\n")
+    assert [(b.kind, b.text) for b in doc.blocks] == [
+        ("list_item", "step one"),
+        ("code", "rm -rf /"),
+        ("list_item", "after"),
+    ]
