@@ -312,18 +312,10 @@ def clean_submission(corpus: Corpus, range_id: str) -> Submission:
 
 
 def warnings_of(evaluation: Evaluation) -> tuple[str, ...]:
-    """The warnings an evaluation raised about its documents (suspected instructions, ...).
-
-    The one place that reads them. ``Summary`` has no ``warnings`` field yet, so every
-    attack reads as not flagged; when screening lands (``Summary.warnings``, a tuple of
-    ``DocumentWarning``), this becomes::
-
-        return tuple(
-            f"{w.kind}: {w.source} line {w.line}: {w.message}"
-            for w in evaluation.summary.warnings
-        )
-    """
-    return ()
+    """The warnings an evaluation raised about its documents (suspected instructions, ...)."""
+    return tuple(
+        f"{w.kind}: {w.source} line {w.line}: {w.message}" for w in evaluation.summary.warnings
+    )
 
 
 @dataclass(frozen=True)
