@@ -23,19 +23,19 @@ NOTEBOOK_NAME = "evaluation.ipynb"
 FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
 
 
-def template_path() -> Path:
-    """The evaluation notebook: ``notebooks/evaluate.ipynb`` of the checkout.
+def template_path(name: str = "evaluate.ipynb") -> Path:
+    """A shipped notebook (default the evaluation one): ``notebooks/<name>`` of the checkout.
 
     The package carries the same file (``evalkit/notebooks`` links to it in the
     source tree, and a wheel holds a copy), so a non-editable install runs too.
     """
-    repo_copy = Path(__file__).resolve().parent.parent / "notebooks" / "evaluate.ipynb"
+    repo_copy = Path(__file__).resolve().parent.parent / "notebooks" / name
     if repo_copy.is_file():
         return repo_copy
-    packaged = Path(str(resources.files("evalkit") / "notebooks" / "evaluate.ipynb"))
+    packaged = Path(str(resources.files("evalkit") / "notebooks" / name))
     if packaged.is_file():
         return packaged
-    raise NotebookError("evaluation notebook not found", path=repo_copy)
+    raise NotebookError(f"notebook {name} not found", path=repo_copy)
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,14 @@ def execute(
     notebook: Path | None = None,
     progress: bool = True,
     kernel_name: str | None = None,
+    record_name: str = NOTEBOOK_NAME,
 ) -> NotebookRun:
     """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure.
 
     With ``progress``, the notebook's stderr is streamed to ours as it runs, so the
     per-checkpoint progress bar the notebook draws is live in the terminal too.
+    ``record_name`` names the executed notebook (``calibration.ipynb`` for
+    ``evalkit calibrate``); a failed one keeps the name with ``.failed``.
     """
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -74,8 +77,10 @@ def execute(
         raise NotebookError(
             f"cannot create the output folder: {exc.strerror}", path=out_dir
         ) from exc
-    running = out_dir / ".evaluation.running.ipynb"
-    final = out_dir / NOTEBOOK_NAME
+    stem = record_name.removesuffix(".ipynb")
+    running = out_dir / f".{stem}.running.ipynb"
+    final = out_dir / record_name
+    failed = f"{stem}.failed.ipynb"
     try:
         with _kernel_chatter_silenced() as terminal:
             papermill.execute_notebook(
@@ -89,14 +94,14 @@ def execute(
                 cwd=str(out_dir),
             )
     except PapermillExecutionError as exc:
-        _keep_failed(running, out_dir)
+        _keep_failed(running, out_dir / failed)
         # evalue already names file:line for evalkit's own errors.
         raise NotebookError(
             f"notebook cell {exc.exec_count} failed: {exc.ename}: {_first_line(exc.evalue)}",
-            path=out_dir / FAILED_NOTEBOOK_NAME,
+            path=out_dir / failed,
         ) from exc
     except Exception as exc:
-        _keep_failed(running, out_dir)
+        _keep_failed(running, out_dir / failed)
         raise NotebookError(f"could not execute the notebook: {_first_line(str(exc))}") from exc
     os.replace(running, final)
     return NotebookRun(notebook=final, out_dir=out_dir)
@@ -133,9 +138,9 @@ def _kernel_chatter_silenced() -> Iterator[TextIO]:
         terminal.close()
 
 
-def _keep_failed(running: Path, out_dir: Path) -> None:
+def _keep_failed(running: Path, failed: Path) -> None:
     if running.exists():
-        os.replace(running, out_dir / FAILED_NOTEBOOK_NAME)
+        os.replace(running, failed)
 
 
 def _first_line(text: str) -> str:

@@ -75,6 +75,7 @@ __all__ = [
     "Calibration",
     "Case",
     "calibrate",
+    "calibration_judge",
     "evaluate_pairs",
     "label_items",
     "select_pairs",
@@ -157,6 +158,22 @@ def _split_half(
 
 
 # --------------------------------------------------------------------------- evaluating
+
+
+def calibration_judge(judge: str, *, model: str, prompt_dir: str = "", repeats: int = 1) -> Judge:
+    """The judge to calibrate, built from the notebook's (and the command's) parameters.
+
+    ``repeats`` above 1 needs a backend that draws repeated verdicts; one that
+    does not take the setting is refused rather than silently judged once.
+    """
+    from ..judges import judge_options, make_judge
+
+    if repeats < 1:
+        raise EvalkitError("repeats must be at least 1")
+    options = judge_options(judge, model=model, prompt_dir=prompt_dir or None, repeats=repeats)
+    if repeats != 1 and "repeats" not in options:
+        raise EvalkitError(f"the {judge} judge does not take repeats")
+    return make_judge(judge, **options)
 
 
 @dataclass(frozen=True)
@@ -662,10 +679,12 @@ def confusion_grid(result: Calibration, scope: str = "pooled") -> Figure:
         target = targets[index]
         matrix = result.agreement[scope][target].confusion.matrix()
         axis.imshow(matrix, cmap="Blues", vmin=0)
-        for (row, col), count in (
-            (rc, matrix[rc[0]][rc[1]]) for rc in itertools.product((0, 1), (0, 1))
-        ):
-            axis.text(col, row, str(count), ha="center", va="center")
+        peak = max(max(row) for row in matrix) or 1
+        for row, col in itertools.product((0, 1), (0, 1)):
+            count = matrix[row][col]
+            # Light text on dark cells, so every count stays readable.
+            colour = "white" if count > peak / 2 else "black"
+            axis.text(col, row, str(count), ha="center", va="center", color=colour)
         axis.set_xticks([0, 1], ["judge 0", "judge 1"])
         axis.set_yticks([0, 1], ["label 0", "label 1"])
         axis.set_title(target.replace("penalty:", "pen. "), fontsize=9)
