@@ -25,6 +25,7 @@ NOTEBOOKS = {
         "seed",
         "bootstrap",
     },
+    "compare.ipynb": {"evaluations", "names", "out_dir", "seed", "bootstrap"},
 }
 
 
@@ -95,3 +96,61 @@ def test_calibrate_refuses_bad_selection_with_one_line(labelled_workspace: Path)
         assert result.returncode == 2, result.stderr
         assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
         assert not (root / "cal").exists()
+
+
+def test_compare_two_calibrations_end_to_end(labelled_workspace: Path):
+    """The README's loop with the rules judge: calibrate twice, then compare the two."""
+    root = labelled_workspace
+    env = environment()
+    for out in ("calibration/old", "calibration/new"):
+        result = run_evalkit(
+            "calibrate", "--quiet", "--bootstrap", "50", "--out", out, cwd=root, env=env
+        )
+        assert result.returncode == 0, result.stderr
+        assert (root / out / "evaluations/demo/ssh-miner/scores.json").is_file()
+    result = run_evalkit(
+        "compare",
+        "calibration/old",
+        "calibration/new",
+        "--name",
+        "old",
+        "--name",
+        "new",
+        "--bootstrap",
+        "50",
+        "--quiet",
+        cwd=root,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("new vs old: 0 sub-score(s) changed (none); kappa 1.00")
+    out = root / "comparison"
+    for name in (
+        "compare.ipynb",
+        "compare.json",
+        "compare-report.md",
+        "delta-bars.png",
+        "slope-chart.png",
+    ):
+        assert (out / name).is_file(), name
+    assert len(json.loads((out / "compare.json").read_text())["leaderboard"]) == 4
+
+
+def test_compare_refuses_mixed_inputs_with_one_line(tmp_path: Path):
+    root = copy_samples(tmp_path / "ws")
+    env = environment()
+    result = run_evalkit(
+        "run", "--run", "demo", "--range", "ssh-miner", "--quiet", cwd=root, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    first = root / "runs/demo/ssh-miner/evaluations/rules"
+    second = root / "second"
+    second.mkdir()
+    data = json.loads((first / "scores.json").read_text())
+    data["meta"]["inputs"]["checklist_sha256"] = "f" * 64
+    (second / "scores.json").write_text(json.dumps(data))
+    result = run_evalkit("compare", str(first), str(second), "--out", "cmp", cwd=root, env=env)
+    assert result.returncode == 2
+    assert "refusing to mix" in result.stderr and "checklist_sha256" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (root / "cmp").exists()

@@ -77,6 +77,7 @@ __all__ = [
     "calibrate",
     "calibration_judge",
     "evaluate_pairs",
+    "write_evaluations",
     "label_items",
     "select_pairs",
     "write_outputs",
@@ -88,6 +89,7 @@ JSON_NAME = "calibration.json"
 REPORT_NAME = "calibration-report.md"
 CONFUSION_PNG = "confusion-grid.png"
 AGREEMENT_PNG = "agreement.png"
+EVALUATIONS_DIR = "evaluations"
 
 # Targets compared one by one: the five sub-scores, then the three penalty rules.
 SUBSCORE_TARGETS: tuple[str, ...] = tuple(n for names in SUBSCORES.values() for n in names)
@@ -726,6 +728,22 @@ def agreement_chart(result: Calibration, metric: str = "kappa") -> Figure:
     axis.set_title(f"{metric} per sub-score with 95 % interval; labeller vs labeller = human band")
     figure.tight_layout()
     return figure
+
+
+def write_evaluations(cases: Sequence[Case], out_dir: str | Path) -> list[Path]:
+    """Each pair's evaluation as ``evaluations/<run>/<range>/`` (scores.json and report),
+    so ``evalkit compare`` can set two calibrations side by side."""
+    from .. import render
+
+    folders = []
+    for case in cases:
+        evaluation = case.evaluation
+        folder = (
+            Path(out_dir) / EVALUATIONS_DIR / evaluation.submission.run_id / evaluation.range.id
+        )
+        render.write_outputs(evaluation, folder)
+        folders.append(folder)
+    return folders
 
 
 def write_outputs(result: Calibration, out_dir: str | Path) -> dict[str, Path]:

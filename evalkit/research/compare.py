@@ -197,6 +197,7 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         return {
             "baseline": self.baseline,
+            "summary": summary_lines(self),
             "sets": [dict(s) for s in self.sets],
             "bootstrap": {"resamples": self.resamples, "seed": self.seed, "level": 0.95},
             "changes": [dict(row) for row in self.changes],
