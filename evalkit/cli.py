@@ -106,14 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(commands)
 
     validate = commands.add_parser(
-        "validate", help="check checklists; print every error as file:line"
+        "validate", help="check checklists and gold label files; print every error as file:line"
     )
     validate.add_argument(
         "paths",
         nargs="+",
         type=Path,
         metavar="PATH",
-        help="a checklist.md, a range folder, or a folder of ranges",
+        help="a checklist.md, a range folder, a folder of ranges, a label file,"
+        " or a folder holding labels/*.json files",
     )
     validate.set_defaults(handler=cmd_validate)
 
@@ -330,13 +331,22 @@ def _checklists_under(path: Path) -> list[Path]:
 def cmd_validate(args: argparse.Namespace) -> int:
     # Findings are this command's output, so they go to stdout, one file:line each, as
     # linters print theirs; the exit code says whether there were any.
+    from .labels import find_label_files, validate_label_files
+
     failures = 0
     for given in args.paths:
+        # Gold label files (runs/<run>/<range>/labels/*.json) under the path are checked too.
+        label_files = find_label_files(given)
+        if label_files:
+            lines, failed = validate_label_files(label_files)
+            print("\n".join(lines))
+            failures += failed
         try:
-            files = _checklists_under(given)
+            files = [] if label_files and given.is_file() else _checklists_under(given)
         except EvalkitError as exc:
-            print(str(exc))
-            failures += 1
+            if not label_files:
+                print(str(exc))
+                failures += 1
             continue
         for file in files:
             expected = file.parent.name if file.name == CHECKLIST_FILENAME else None

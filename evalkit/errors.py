@@ -9,6 +9,7 @@ concerns, when known, and renders as a single line that names them::
     ├── RunError           a run folder or document that is missing or unusable
     ├── JudgeError         a judge that cannot run at all (bad name, no API key, auth)
     ├── OutputError        an output that fails its JSON Schema or cannot be written
+    ├── LabelError         a gold label file that breaks its schema
     └── NotebookError      a notebook execution that failed (the cell's error inside)
 
 A judge failure on a *single* checkpoint is not an exception: it is recorded as
@@ -17,6 +18,7 @@ A judge failure on a *single* checkpoint is not an exception: it is recorded as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -75,6 +77,22 @@ class RunError(EvalkitError):
 
 class JudgeError(EvalkitError):
     """A judge cannot run at all: unknown backend, missing key, authentication."""
+
+
+class LabelError(EvalkitError):
+    """A gold label file is unreadable or breaks its schema; ``problems`` lists each problem."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        item: str | None = None,
+        problems: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, path=path, line=line, item=item)
+        self.problems = tuple(problems) or (message,)
 
 
 class OutputError(EvalkitError):
