@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,15 @@ from evalkit.research.calibration import ALL_SUBSCORES, calibrate, label_items, 
 from tests.samples import copy_samples
 
 PAIRS = [("demo", "ssh-miner"), ("demo", "weak-baseline")]
+
+
+def copy_unlabelled_samples(into: Path) -> Path:
+    """The sample ranges and runs without the shipped gold labels, so each test writes its own."""
+    root = copy_samples(into)
+    for folder in (root / "runs").glob("*/*/labels"):
+        shutil.rmtree(folder)
+    (root / "runs" / "gold-split.json").unlink(missing_ok=True)
+    return root
 
 
 def judge_evaluation(root: Path, run_id: str, range_id: str) -> evalkit.Evaluation:
@@ -81,7 +91,7 @@ def write_mirror_labels(
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = copy_samples(tmp_path)
+    root = copy_unlabelled_samples(tmp_path)
     for run_id, range_id in PAIRS:
         evaluation = judge_evaluation(root, run_id, range_id)
         write_mirror_labels(root, evaluation, "alice")
@@ -124,7 +134,7 @@ def test_the_human_band_counts_each_difference(workspace: Path):
 
 
 def test_disagreements_show_the_judge_rationale_beside_the_note(tmp_path: Path):
-    root = copy_samples(tmp_path)
+    root = copy_unlabelled_samples(tmp_path)
     evaluation = judge_evaluation(root, "demo", "ssh-miner")
     write_mirror_labels(root, evaluation, "alice", flips={"CHK-03": "evidence"})
     result = calibrate(cases(root, [("demo", "ssh-miner")]), resamples=0)
@@ -144,7 +154,7 @@ def test_disagreements_show_the_judge_rationale_beside_the_note(tmp_path: Path):
 
 
 def test_label_penalties_go_through_the_scoring_core(tmp_path: Path):
-    root = copy_samples(tmp_path)
+    root = copy_unlabelled_samples(tmp_path)
     evaluation = judge_evaluation(root, "demo", "ssh-miner")
     extra = {
         # a verbatim quote from the plan: applies and zeroes CHK-05's plan

@@ -52,10 +52,14 @@ def test_notebook_is_clean_and_parameterised(name: str):
 
 @pytest.fixture
 def labelled_workspace(tmp_path: Path) -> Path:
-    pytest.importorskip("evalkit.labels")
-    from tests.test_calibration import PAIRS, judge_evaluation, write_mirror_labels
+    from tests.test_calibration import (
+        PAIRS,
+        copy_unlabelled_samples,
+        judge_evaluation,
+        write_mirror_labels,
+    )
 
-    root = copy_samples(tmp_path / "ws")
+    root = copy_unlabelled_samples(tmp_path / "ws")
     for run_id, range_id in PAIRS:
         evaluation = judge_evaluation(root, run_id, range_id)
         write_mirror_labels(root, evaluation, "alice")
