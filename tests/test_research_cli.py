@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import papermill
 import pytest
 
+from tests.fake_messages_api import FakeMessagesAPI, Reply
 from tests.samples import REPO, copy_samples, run_evalkit
 
 NOTEBOOKS = {
@@ -158,3 +162,80 @@ def test_compare_refuses_mixed_inputs_with_one_line(tmp_path: Path):
     assert "refusing to mix" in result.stderr and "checklist_sha256" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (root / "cmp").exists()
+
+
+# The README's loop with an LLM judge: a fake Messages API serves canned verdicts whose
+# completeness depends on one line of the system prompt, which the new prompt changes.
+CHANGED_LINE = ("edge-case handling and consideration of side effects", "a verification step")
+
+
+def canned_verdicts(body: dict[str, Any], attempt: int) -> Reply:
+    item = body["messages"][0]["content"][1]["text"]
+    scope = re.search(r"- Scope: (\S+)", item).group(1)
+    prefix = body["messages"][0]["content"][0]["text"]
+    plan = re.search(
+        r"<<<BEGIN UNTRUSTED DOCUMENT kind=remediation-plan [^\n]*>>>\n(.*?)\n<<<END", prefix, re.S
+    ).group(1)
+    plan_line = next(line.strip() for line in plan.splitlines() if len(line.strip()) > 30)
+    lenient = CHANGED_LINE[1] in json.dumps(body.get("system"))
+
+    def sub(score: int) -> dict[str, Any]:
+        return {"score": score, "quotes": [plan_line] if score else [], "rationale": "canned"}
+
+    verdict: dict[str, Any] = {"detection": None, "plan": None, "penalties": []}
+    if scope != "plan-only":
+        verdict["detection"] = {name: sub(0) for name in ("discovery", "evidence", "attribution")}
+    if scope != "detection-only":
+        verdict["plan"] = {"correctness": sub(1), "completeness": sub(1 if lenient else 0)}
+    return Reply.text(json.dumps(verdict))
+
+
+def test_the_readme_loop_with_a_fake_messages_api(labelled_workspace: Path):
+    root = labelled_workspace
+    shutil.copytree(REPO / "evalkit/prompts/v1", root / "prompts-v2")
+    system = root / "prompts-v2/system.md"
+    text = system.read_text(encoding="utf-8")
+    assert text.count(CHANGED_LINE[0]) == 1
+    system.write_text(text.replace(*CHANGED_LINE), encoding="utf-8")
+    with FakeMessagesAPI(canned_verdicts) as api:
+        env = {
+            **environment(),
+            "ANTHROPIC_API_KEY": "sk-ant-test-loop",
+            "ANTHROPIC_BASE_URL": api.url,
+        }
+        for name, prompts in (("v1", str(REPO / "evalkit/prompts/v1")), ("v2", "prompts-v2")):
+            result = run_evalkit(
+                "calibrate",
+                "--judge",
+                "claude",
+                "--prompt-dir",
+                prompts,
+                "--pairs",
+                "demo/ssh-miner",
+                "--out",
+                f"calibration/{name}",
+                "--bootstrap",
+                "50",
+                "--quiet",
+                cwd=root,
+                env=env,
+            )
+            assert result.returncode == 0, result.stderr
+    result = run_evalkit(
+        "compare",
+        "calibration/v1",
+        "calibration/v2",
+        "--name",
+        "v1",
+        "--name",
+        "v2",
+        "--bootstrap",
+        "50",
+        "--quiet",
+        cwd=root,
+        env=environment(),
+    )
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    # Only completeness moved, on every checkpoint that has a plan.
+    assert re.match(r"v2 vs v1: (\d+) sub-score\(s\) changed \(completeness \1\)", first), first
