@@ -16,6 +16,8 @@ import pytest
 from tests.fake_messages_api import FakeMessagesAPI, Reply
 from tests.samples import REPO, copy_samples, run_evalkit
 
+pytestmark = pytest.mark.e2e
+
 NOTEBOOKS = {
     "calibrate.ipynb": {
         "judge",
