@@ -40,7 +40,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..checklist import load_range
 from ..errors import EvalkitError
@@ -54,7 +54,9 @@ from ..model import (
     GroundedVerdict,
     ItemScore,
     PenaltyFlag,
+    PenaltyRule,
     Range,
+    SourceName,
     Submission,
     Summary,
 )
@@ -252,8 +254,13 @@ def label_items(
     for item in labels.items:
         penalties = tuple(
             GroundedPenalty(
-                flag=PenaltyFlag(rule=penalty.rule, detail=penalty.detail, quote=penalty.quote),  # type: ignore[arg-type]
-                check=sources.check(penalty.quote, (penalty.source,)),  # type: ignore[arg-type]
+                # check_labels has held rule and source to their allowed values.
+                flag=PenaltyFlag(
+                    rule=cast(PenaltyRule, penalty.rule),
+                    detail=penalty.detail,
+                    quote=penalty.quote,
+                ),
+                check=sources.check(penalty.quote, (cast(SourceName, penalty.source),)),
             )
             for penalty in item.penalties
         )
