@@ -27,19 +27,19 @@ HTML_NAME = "evaluation.html"
 PATH_PARAMETERS = ("ranges_dir", "runs_dir", "out_dir", "prompt_dir", "cache_dir", "replay_from")
 
 
-def template_path() -> Path:
-    """The evaluation notebook: ``notebooks/evaluate.ipynb`` of the checkout.
+def template_path(name: str = "evaluate.ipynb") -> Path:
+    """A shipped notebook (default the evaluation one): ``notebooks/<name>`` of the checkout.
 
     The package carries the same file (``evalkit/notebooks`` links to it in the
     source tree, and a wheel holds a copy), so a non-editable install runs too.
     """
-    repo_copy = Path(__file__).resolve().parent.parent / "notebooks" / "evaluate.ipynb"
+    repo_copy = Path(__file__).resolve().parent.parent / "notebooks" / name
     if repo_copy.is_file():
         return repo_copy
-    packaged = Path(str(resources.files("evalkit") / "notebooks" / "evaluate.ipynb"))
+    packaged = Path(str(resources.files("evalkit") / "notebooks" / name))
     if packaged.is_file():
         return packaged
-    raise NotebookError("evaluation notebook not found", path=repo_copy)
+    raise NotebookError(f"notebook {name} not found", path=repo_copy)
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,7 @@ def execute(
     cell_timeout: float | None = None,
     workspace: Path | None = None,
     html: bool = True,
+    record_name: str = NOTEBOOK_NAME,
 ) -> NotebookRun:
     """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure.
 
@@ -92,6 +93,8 @@ def execute(
     notebook says so. With ``workspace``, the kernel runs there and path parameters
     are given relative to it, so the record carries no absolute local path. With
     ``html``, the executed notebook is also exported beside it as ``evaluation.html``.
+    ``record_name`` names the executed notebook (``calibration.ipynb`` for
+    ``evalkit calibrate``); a failed one keeps the name with ``.failed``.
     """
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -103,8 +106,10 @@ def execute(
         raise NotebookError(
             f"cannot create the output folder: {exc.strerror}", path=out_dir
         ) from exc
-    running = out_dir / ".evaluation.running.ipynb"
-    final = out_dir / NOTEBOOK_NAME
+    stem = record_name.removesuffix(".ipynb")
+    running = out_dir / f".{stem}.running.ipynb"
+    final = out_dir / record_name
+    failed = f"{stem}.failed.ipynb"
     given = {**parameters, "out_dir": str(out_dir)}
     if workspace is not None:
         workspace = workspace.resolve()
@@ -138,46 +143,46 @@ def execute(
     except CellTimeoutError as exc:
         # Papermill leaves a timed-out cell looking like a finished one: flag it.
         cell = _flag_timeout(running, cell_timeout)
-        _keep_failed(running, out_dir)
+        _keep_failed(running, out_dir / failed)
         raise NotebookError(
             f"notebook cell {cell} timed out after {cell_timeout:g} s",
-            path=out_dir / FAILED_NOTEBOOK_NAME,
+            path=out_dir / failed,
         ) from exc
     except DeadKernelError as exc:
-        _keep_failed(running, out_dir)
+        _keep_failed(running, out_dir / failed)
         raise NotebookError(
             f"the notebook's kernel died: {_first_line(str(exc))}",
-            path=out_dir / FAILED_NOTEBOOK_NAME,
+            path=out_dir / failed,
         ) from exc
     except PapermillExecutionError as exc:
-        _keep_failed(running, out_dir)
+        _keep_failed(running, out_dir / failed)
         # evalue already names file:line for evalkit's own errors.
         raise NotebookError(
             f"notebook cell {exc.exec_count} failed: {exc.ename}: {_first_line(exc.evalue)}",
-            path=out_dir / FAILED_NOTEBOOK_NAME,
+            path=out_dir / failed,
         ) from exc
     except Exception as exc:
-        _keep_failed(running, out_dir)
+        _keep_failed(running, out_dir / failed)
         raise NotebookError(f"could not execute the notebook: {_first_line(str(exc))}") from exc
-    _drop_local_paths(running)
+    _drop_local_paths(running, record_name)
     os.replace(running, final)
     result = NotebookRun(notebook=final, out_dir=out_dir)
     if warming is not None:
         from .render.html import export_html
 
         warming.join()
-        export_html(final, result.html)
+        export_html(final, final.with_suffix(".html"))
     return result
 
 
-def _drop_local_paths(path: Path) -> None:
+def _drop_local_paths(path: Path, record_name: str) -> None:
     """Papermill records where it read and wrote the notebook, as absolute local paths; the
     record names the notebook files only."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     meta = nb.metadata.get("papermill", {})
-    for key, name in (("input_path", None), ("output_path", NOTEBOOK_NAME)):
+    for key, name in (("input_path", None), ("output_path", record_name)):
         if meta.get(key):
             meta[key] = name or Path(meta[key]).name
     nbformat.write(nb, path)  # type: ignore[no-untyped-call]
@@ -265,9 +270,9 @@ def _kernel_chatter_silenced() -> Iterator[TextIO]:
         terminal.close()
 
 
-def _keep_failed(running: Path, out_dir: Path) -> None:
+def _keep_failed(running: Path, failed: Path) -> None:
     if running.exists():
-        os.replace(running, out_dir / FAILED_NOTEBOOK_NAME)
+        os.replace(running, failed)
 
 
 def _first_line(text: str) -> str:

@@ -1,0 +1,82 @@
+"""``evalkit compare A B [C ...]``: evaluations of the same runs side by side (compare.ipynb)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+COMPARE_NOTEBOOK = "compare.ipynb"
+RECORD_NAME = "compare.ipynb"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "compare",
+        help="compare evaluations of the same runs (executes the comparison notebook)",
+        description=(
+            "Compare evaluation folders (each holds scores.json, or many below it) with the "
+            "first one: what changed per checkpoint and sub-score, deltas per dimension, CAP "
+            "and range, diagnostic modes, kappa, and a leaderboard. Evaluations of one run "
+            "and range from different checklist or documents are refused."
+        ),
+    )
+    parser.add_argument(
+        "evaluations", nargs="+", type=Path, metavar="FOLDER", help="the first is the baseline"
+    )
+    parser.add_argument(
+        "--name",
+        dest="names",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a short name per folder, in order (repeatable)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("comparison"), metavar="DIR", help="default: comparison"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples"
+    )
+    parser.add_argument("--notebook", type=Path, metavar="PATH", help=argparse.SUPPRESS)
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.set_defaults(handler=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ..errors import EvalkitError
+    from ..notebook import execute, template_path
+    from ..research import compare
+
+    if args.bootstrap < 0:
+        raise EvalkitError("--bootstrap must be 0 or more")
+    if len(args.names) > len(args.evaluations):
+        raise EvalkitError("more --name than evaluation folders")
+    if any("," in str(path) for path in args.evaluations) or any("," in n for n in args.names):
+        raise EvalkitError("evaluation folders and names may not contain a comma")
+    # Refuse bad input (missing folders, mixed inputs) before executing anything.
+    compare.load_sets(args.evaluations, args.names)
+    out = args.out.resolve()
+    if out.exists() and not out.is_dir():
+        raise EvalkitError("output folder is a file", path=out)
+    parameters = dict(
+        evaluations=",".join(str(path.resolve()) for path in args.evaluations),
+        names=",".join([*args.names, *map(str, args.evaluations[len(args.names) :])]),
+        seed=args.seed,
+        bootstrap=args.bootstrap,
+    )
+    run = execute(
+        parameters,
+        out,
+        notebook=args.notebook or template_path(COMPARE_NOTEBOOK),
+        progress=not args.quiet,
+        record_name=RECORD_NAME,
+    )
+    data = json.loads((out / compare.JSON_NAME).read_text(encoding="utf-8"))
+    for line in data["summary"]:
+        print(line)
+    print(f"  notebook: {run.notebook}")
+    print(f"  report:   {out / compare.REPORT_NAME}")
+    print(f"  json:     {out / compare.JSON_NAME}")
+    return 0
