@@ -11,10 +11,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def copy_samples(into: Path) -> Path:
-    """Copy ranges/ and runs/ (without earlier evaluations) so outputs never land in the repo."""
+def copy_samples(into: Path, runs: tuple[str, ...] | None = None) -> Path:
+    """Copy ranges/ and runs/ (without earlier evaluations) so outputs never land in the repo.
+
+    ``runs`` keeps only those sample runs (default: all of them, the gold runs included).
+    """
     shutil.copytree(REPO / "ranges", into / "ranges")
     shutil.copytree(REPO / "runs", into / "runs", ignore=shutil.ignore_patterns("evaluations"))
+    if runs is not None:
+        for folder in (into / "runs").iterdir():
+            if folder.is_dir() and folder.name not in runs:
+                shutil.rmtree(folder)
     return into
 
 

@@ -15,11 +15,17 @@ import nbformat
 import pytest
 
 from evalkit import batch
-from tests.samples import REPO, evalkit_command, run_evalkit
+from tests.samples import REPO, copy_samples, evalkit_command, run_evalkit
 
 pytestmark = pytest.mark.e2e
 
 RANGES = ("redis-exposed", "ssh-miner", "weak-baseline")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The sample ranges with the demo run only: the counts below are the demo run's."""
+    return copy_samples(tmp_path, runs=("demo",))
 
 
 def environment() -> dict[str, str]:
