@@ -141,7 +141,7 @@ def test_find_labels_sorts_by_labeller_and_labelled_pairs_lists_pairs(samples: P
     data["labeller"] = "0-first"
     write(label_path(samples).with_name("0-first.json"), data)
     found = find_labels(samples / "runs", "demo", "redis-exposed")
-    assert [labels.labeller for labels in found] == ["0-first", "a"]
+    assert [labels.labeller for labels in found] == ["0-first", "a", "b"]
     assert find_labels(samples / "runs", "demo", "no-such-range") == ()
     pairs = labelled_pairs(samples / "runs")
     assert pairs == sorted(pairs)
@@ -238,7 +238,7 @@ def test_range_must_match_the_checklist(samples: Path, good: dict[str, Any]):
 def test_find_label_files_under_a_folder_or_given_directly(samples: Path):
     under = find_label_files(samples / "runs" / "demo")
     assert [p.relative_to(samples / "runs/demo").as_posix() for p in under] == [
-        f"{r}/labels/a.json" for r in SAMPLE_RANGES
+        f"{r}/labels/{labeller}.json" for r in SAMPLE_RANGES for labeller in ("a", "b")
     ]
     assert find_label_files(label_path(samples)) == [label_path(samples)]
     assert find_label_files(samples / "ranges") == []
@@ -297,6 +297,6 @@ def test_cli_validate_on_a_schema_breaking_label_file(samples: Path, good: dict[
     write(label_path(samples), good)
     result = cli("validate", "runs/demo", cwd=samples)
     assert result.returncode == 2
-    bad = [line for line in result.stdout.splitlines() if "redis-exposed" in line]
+    bad = [line for line in result.stdout.splitlines() if "redis-exposed/labels/a" in line]
     assert len(bad) == 2
     assert all(line.startswith("runs/demo/redis-exposed/labels/a.json: schema: $.") for line in bad)
