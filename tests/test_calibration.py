@@ -131,6 +131,13 @@ def test_the_human_band_counts_each_difference(workspace: Path):
     assert bob.confusion.fn + bob.confusion.fp == 2
     assert humans.confusion.fn + humans.confusion.fp == 2
     assert bob.n == alice.n == humans.n
+    # bob's final scores beside alice's, per pair: bob flipped a discovery and a
+    # correctness point on ssh-miner, nothing elsewhere
+    rows = {row["range"]: row for row in result.per_pair_band}
+    assert set(rows) == {"ssh-miner", "weak-baseline"}
+    assert rows["ssh-miner"]["labeller"] == "bob" and rows["ssh-miner"]["reference"] == "alice"
+    assert rows["ssh-miner"]["detection_abs_error"] > 0 and rows["ssh-miner"]["plan_abs_error"] > 0
+    assert rows["weak-baseline"]["detection_abs_error"] == 0.0
 
 
 def test_disagreements_show_the_judge_rationale_beside_the_note(tmp_path: Path):

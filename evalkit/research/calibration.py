@@ -378,6 +378,8 @@ class Calibration:
     disagreements: tuple[Mapping[str, Any], ...]
     judge_errors: tuple[Mapping[str, Any], ...]
     reference: Mapping[str, str] = field(default_factory=dict)  # "run/range" -> labeller
+    # Per pair, every other labeller's final scores against the reference: the human band.
+    per_pair_band: tuple[Mapping[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         def table(block: Mapping[str, Mapping[str, Agreement]]) -> dict[str, Any]:
@@ -394,6 +396,7 @@ class Calibration:
             "agreement": table(self.agreement),
             "human_band": table(self.band),
             "per_pair": [dict(row) for row in self.per_pair],
+            "per_pair_human_band": [dict(row) for row in self.per_pair_band],
             "disagreements": [dict(row) for row in self.disagreements],
             "judge_errors": [dict(row) for row in self.judge_errors],
         }
@@ -424,6 +427,11 @@ class Calibration:
         import pandas as pd
 
         return pd.DataFrame(list(self.per_pair))
+
+    def pairs_band_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(list(self.per_pair_band))
 
     def disagreements_frame(self) -> pd.DataFrame:
         import pandas as pd
@@ -506,6 +514,7 @@ def calibrate(
     label_rows: dict[str, list[dict[str, Any]]] = {}  # labeller -> rows
     reference_rows: list[dict[str, Any]] = []
     per_pair: list[dict[str, Any]] = []
+    per_pair_band: list[dict[str, Any]] = []
     reference_of: dict[str, str] = {}
     for case in cases:
         evaluation = case.evaluation
@@ -514,8 +523,10 @@ def calibrate(
         judge_errors.extend(errors)
         reference = _reference(case.labels)
         pair_name = f"{evaluation.submission.run_id}/{evaluation.range.id}"
+        summaries: dict[str, Summary] = {}
         for labels in case.labels:
             items, summary = label_items(labels, evaluation.range, evaluation.submission)
+            summaries[labels.labeller] = summary
             # Only checkpoints the judge scored are compared.
             scored = {i.chk_id for i in evaluation.items if i.status == "scored"}
             readings = _readings_of_label(labels, [i for i in items if i.chk_id in scored])
@@ -524,6 +535,14 @@ def calibrate(
                 reference_of[pair_name] = labels.labeller
                 reference_rows.extend(readings)
                 per_pair.append(_pair_row(evaluation, labels.labeller, summary))
+        if reference is not None:
+            per_pair_band.extend(
+                _band_row(
+                    evaluation, name, summary, reference.labeller, summaries[reference.labeller]
+                )
+                for name, summary in summaries.items()
+                if name != reference.labeller
+            )
 
     judge_frame = pd.DataFrame(judge_rows)
     reference_frame = pd.DataFrame(reference_rows)
@@ -558,19 +577,43 @@ def calibrate(
         agreement=scopes,
         band=band,
         per_pair=tuple(per_pair),
+        per_pair_band=tuple(per_pair_band),
         disagreements=tuple(_disagreements(merged)),
         judge_errors=tuple(judge_errors),
         reference=reference_of,
     )
 
 
+def _abs_error(first: float | None, second: float | None) -> float | None:
+    if first is None or second is None:
+        return None
+    return round(abs(first - second), 1)
+
+
+def _band_row(
+    evaluation: Evaluation, labeller: str, label: Summary, reference: str, truth: Summary
+) -> dict[str, Any]:
+    """One labeller's final scores against the reference labeller's, for one pair."""
+    return {
+        "run": evaluation.submission.run_id,
+        "range": evaluation.range.id,
+        "labeller": labeller,
+        "reference": reference,
+        "labeller_detection_pct": label.detection.pct,
+        "reference_detection_pct": truth.detection.pct,
+        "detection_abs_error": _abs_error(label.detection.pct, truth.detection.pct),
+        "labeller_plan_pct": label.plan.pct,
+        "reference_plan_pct": truth.plan.pct,
+        "plan_abs_error": _abs_error(label.plan.pct, truth.plan.pct),
+        "labeller_mode": label.diagnosis,
+        "reference_mode": truth.diagnosis,
+        "mode_match": label.diagnosis == truth.diagnosis,
+    }
+
+
 def _pair_row(evaluation: Evaluation, labeller: str, label: Summary) -> dict[str, Any]:
     judged = evaluation.summary
-
-    def error(judge_pct: float | None, label_pct: float | None) -> float | None:
-        if judge_pct is None or label_pct is None:
-            return None
-        return round(abs(judge_pct - label_pct), 1)
+    error = _abs_error
 
     return {
         "run": evaluation.submission.run_id,
@@ -644,6 +687,10 @@ def report_markdown(result: Calibration) -> str:
         "## Per (run, range): final scores and diagnostic mode",
         "",
         md(result.pairs_frame(), index=False),
+        "",
+        "## Per (run, range): the other labellers against the reference (human band)",
+        "",
+        md(result.pairs_band_frame(), index=False),
         "",
     ]
     for title, prefix in (("Per range", "range:"), ("Per run", "run:")):
