@@ -173,7 +173,9 @@ def test_answers_are_on_disk_as_they_arrive_and_survive_a_crash(serve, api_key, 
     assert all(v.status == "scored" for v in resumed.verdicts)
 
 
-def test_errors_and_invalid_answers_are_not_cached(serve, api_key, tmp_path) -> None:
+def test_invalid_answers_are_cached_at_once_but_asked_again_and_errors_are_not_cached(
+    serve, api_key, tmp_path
+) -> None:
     def responder(body: dict[str, Any], attempt: int) -> Reply:
         chk = item_of(body)[0]
         if chk == "CHK-01":
@@ -185,7 +187,8 @@ def test_errors_and_invalid_answers_are_not_cached(serve, api_key, tmp_path) -> 
     api = serve(responder)
     rng, submission = make_range(3), make_submission()
     run(judge_for(api, tmp_path), rng, submission)
-    assert len(cache_files(tmp_path / "cache")) == 1
+    # CHK-01's last (unusable) answer is on disk: it was paid for, and stored on arrival.
+    assert len(cache_files(tmp_path / "cache")) == 2
     assert api.request_count == 4  # CHK-01 twice, CHK-02 once, CHK-03 once
     run(judge_for(api, tmp_path), rng, submission)
     assert api.request_count == 7  # the two failures are asked again, CHK-03 is cached

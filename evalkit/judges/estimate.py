@@ -44,8 +44,14 @@ from typing import Any
 from ..errors import JudgeError
 from ..model import Range, Submission
 from .cache import API_KEY_ENV
-from .claude import ClaudeJudge, estimate_tokens, prefix_tokens, redact, stop_message
+from .claude import ClaudeJudge, estimate_tokens, prefix_tokens, stop_message
+from .llm.transport import redact as _redact_key
 from .pricing import cost_usd, min_cacheable_tokens, price_warning
+
+
+def redact(text: str) -> str:
+    return _redact_key(text, API_KEY_ENV)
+
 
 DEFAULT_OUTPUT_TOKENS_PER_ITEM = 350
 LOCAL_METHOD = "local estimate (characters / 4)"

@@ -163,14 +163,17 @@ def api_key(spec: JudgeSpec, environ: Mapping[str, str] | None = None) -> str | 
     return value or None
 
 
-def require_api_key(spec: JudgeSpec, *, purpose: str) -> str:
-    """The judge's key, or a JudgeError that stops the run before anything is spent."""
-    key = api_key(spec)
-    if key is None:
-        raise JudgeError(
-            f"{spec.name} judge: {purpose} needs {spec.needs_key}; set it in the environment"
-        )
-    return key
+def missing_key_error(env: str, purpose: str) -> JudgeError | None:
+    """The one "stop the run" rule for a missing key, shared by ``run`` and ``estimate``.
+
+    None when ``env`` is set; else the JudgeError to raise before anything is spent.
+    ``purpose`` finishes "export it to ...".
+    """
+    if os.environ.get(env, "").strip():
+        return None
+    return JudgeError(
+        f"{env} is not set: export it to {purpose} (only a fully cached re-run works without it)"
+    )
 
 
 # --- CLI flags from settings ----------------------------------------------------------------
