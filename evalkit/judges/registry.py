@@ -269,16 +269,37 @@ register_judge(
     _lazy(".rules", "RulesJudge"),
     help="offline, deterministic: keyword and structure rules (no API key, no cost)",
 )
+_LLM_SETTINGS = (
+    JudgeSetting("prompt_dir", Path, None, "judge prompt templates (default: packaged)"),
+    JudgeSetting("concurrency", int, 8, "judge calls in flight"),
+    JudgeSetting("use_cache", bool, True, "reuse cached judge responses"),
+    JudgeSetting("cache_dir", Path, Path(".evalkit-cache"), "response cache folder"),
+    JudgeSetting("repeats", int, 1, "independent verdicts per item; the majority is kept"),
+)
 register_judge(
     "claude",
     _lazy(".claude", "ClaudeJudge"),
-    (
-        JudgeSetting("model", str, DEFAULT_CLAUDE_MODEL, "judge model id"),
-        JudgeSetting("prompt_dir", Path, None, "judge prompt templates (default: packaged)"),
-        JudgeSetting("concurrency", int, 8, "judge calls in flight"),
-        JudgeSetting("use_cache", bool, True, "reuse cached judge responses"),
-        JudgeSetting("cache_dir", Path, Path(".evalkit-cache"), "response cache folder"),
-    ),
+    (JudgeSetting("model", str, DEFAULT_CLAUDE_MODEL, "judge model id"), *_LLM_SETTINGS),
     help="an LLM judge through the Anthropic Messages API",
     needs_key="ANTHROPIC_API_KEY",
+)
+register_judge(
+    "openai-compatible",
+    _lazy(".llm.openai_compat", "openai_compatible_judge"),
+    (
+        JudgeSetting("model", str, None, "judge model id"),
+        JudgeSetting(
+            "base_url", str, None, "Chat Completions server URL (default: OPENAI_BASE_URL/OpenAI)"
+        ),
+        *_LLM_SETTINGS,
+    ),
+    help="an LLM judge through any OpenAI-compatible Chat Completions server "
+    "(vLLM, Ollama, llama.cpp, OpenAI); needs pip install 'evalkit[openai]'",
+    needs_key="OPENAI_API_KEY",
+)
+register_judge(
+    "file",
+    _lazy(".file", "FileJudge"),
+    (JudgeSetting("verdicts", Path, None, "precomputed verdicts (JSON or JSONL)"),),
+    help="precomputed verdicts from a file, in the LLM judge's answer shape",
 )
