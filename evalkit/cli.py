@@ -198,7 +198,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             out = args.out / name
         out = (
             out
-            or default_out_dir(args.runs_dir, args.run, name, args.judge, str(settings["model"]))
+            or default_out_dir(
+                args.runs_dir, args.run, name, args.judge, judge.info.evaluator_model
+            )
         ).resolve()
         _check_writable_folder(out)
         plans.append((name, out))
