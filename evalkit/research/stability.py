@@ -10,8 +10,10 @@ K(K-1)/2 sample pairs that disagree, ``1 - sum_c n_c (n_c - 1) / (K (K - 1))``
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from ..model import Verdict
 
 
 def majority(values: Sequence[int]) -> int:
@@ -69,3 +71,45 @@ def subscore_stability(
         agreement=agreement_rate(values),
         flip=flip_rate(values),
     )
+
+
+@dataclass(frozen=True)
+class ItemStability:
+    chk_id: str
+    samples: int  # scored samples the majority was taken over
+    subscores: tuple[SubScoreStability, ...]
+
+    @property
+    def unstable(self) -> bool:
+        return any(sub.unstable for sub in self.subscores)
+
+
+@dataclass(frozen=True)
+class Stability:
+    """Agreement and flip rates of every item's K samples (``repeats`` = K > 1)."""
+
+    repeats: int
+    items: tuple[ItemStability, ...]
+
+    @property
+    def unstable(self) -> tuple[str, ...]:
+        return tuple(item.chk_id for item in self.items if item.unstable)
+
+
+def stability_of(samples: Mapping[str, Sequence[Verdict]]) -> Stability | None:
+    """The stability of each item's samples (errored samples left out); None when K = 1."""
+    repeats = max((len(found) for found in samples.values()), default=0)
+    if repeats < 2:
+        return None
+    items = []
+    for chk_id, found in samples.items():
+        scored = [v for v in found if v.status == "scored"]
+        subscores = []
+        for dimension in ("detection", "plan"):
+            claims = [getattr(v, dimension) for v in scored if getattr(v, dimension) is not None]
+            names = list(claims[0]) if claims else []
+            for name in names:
+                values = [c[name].value for c in claims if name in c]
+                subscores.append(subscore_stability(chk_id, dimension, name, values))
+        items.append(ItemStability(chk_id, len(scored), tuple(subscores)))
+    return Stability(repeats, tuple(items))
