@@ -163,17 +163,17 @@ def api_key(spec: JudgeSpec, environ: Mapping[str, str] | None = None) -> str | 
     return value or None
 
 
-def missing_key_error(env: str, purpose: str) -> JudgeError | None:
-    """The one "stop the run" rule for a missing key, shared by ``run`` and ``estimate``.
+def missing_key_error(
+    env: str, purpose: str, *, without: str = "only a fully cached re-run works without it"
+) -> JudgeError | None:
+    """The one "stop before spending" rule for a missing key, shared by ``run`` and ``estimate``.
 
-    None when ``env`` is set; else the JudgeError to raise before anything is spent.
-    ``purpose`` finishes "export it to ...".
+    None when ``env`` is set; else the JudgeError to raise before anything starts.
+    ``purpose`` finishes "export it to ..."; ``without`` says what works without the key.
     """
     if os.environ.get(env, "").strip():
         return None
-    return JudgeError(
-        f"{env} is not set: export it to {purpose} (only a fully cached re-run works without it)"
-    )
+    return JudgeError(f"{env} is not set: export it to {purpose} ({without})")
 
 
 # --- CLI flags from settings ----------------------------------------------------------------
