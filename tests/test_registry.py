@@ -135,3 +135,20 @@ def test_evalkit_judges_lists_every_judge_with_settings_and_key(
     assert listed["file"]["settings"][0]["flag"] == "--verdicts"
     assert main(["judges"]) == 0
     assert "claude  (API key: $ANTHROPIC_API_KEY)" in capsys.readouterr().out
+
+
+def test_notebook_parameters_become_the_judges_options() -> None:
+    from evalkit.judges.registry import judge_options_from_parameters
+
+    parameters = {
+        "model": "m",
+        "base_url": "",
+        "prompt_dir": "",
+        "repeats": 3,
+        "verdicts": "v.json",
+        "range_id": "x",
+    }
+    options = judge_options_from_parameters("openai-compatible", parameters)
+    assert options == {"model": "m", "base_url": None, "prompt_dir": None, "repeats": 3}
+    assert judge_options_from_parameters("file", parameters) == {"verdicts": "v.json"}
+    assert judge_options_from_parameters("rules", parameters) == {}

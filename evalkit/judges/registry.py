@@ -152,6 +152,23 @@ def judge_options(name: str, **settings: Any) -> dict[str, Any]:
     return {s.name: settings[s.name] for s in spec.settings if s.name in settings}
 
 
+def judge_options_from_parameters(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of judge ``name`` from notebook parameters (papermill's plain values).
+
+    Reads each setting by its own name, so a plugin's settings reach it too; an empty
+    string stands for None where the setting's default is None or a path.
+    """
+    options: dict[str, Any] = {}
+    for setting in judge_spec(name).settings:
+        if setting.name not in parameters:
+            continue
+        value = parameters[setting.name]
+        if value == "" and (setting.default is None or setting.type is Path):
+            value = None
+        options[setting.name] = value
+    return options
+
+
 # --- API keys: one rule for `run` and `estimate` -------------------------------------------
 
 
