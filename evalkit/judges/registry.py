@@ -225,7 +225,8 @@ def add_judge_arguments(parser: Any) -> None:
     )
     for setting in all_settings():
         owners = _owners(setting.name)
-        text = f"{setting.help} ({owners}; default: {setting.default})"
+        default = "" if setting.default is None else f"; default: {setting.default}"
+        text = f"{setting.help} ({owners}{default})"
         if setting.type is bool:
             parser.add_argument(
                 setting.flag,
