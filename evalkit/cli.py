@@ -245,7 +245,7 @@ def _one_line_summary(name: str, summary: dict) -> str:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from .judges.estimate import estimate
+    from .judges.llm.estimate import estimate
     from .pipeline import run_sync
 
     rows = []

@@ -16,7 +16,7 @@ import pytest
 
 from evalkit.errors import JudgeError
 from evalkit.judges.claude import DEFAULT_PROMPT_DIR, VERDICT_SCHEMA, PromptSet
-from evalkit.judges.estimate import (
+from evalkit.judges.llm.estimate import (
     COUNT_METHOD,
     DEFAULT_OUTPUT_TOKENS_PER_ITEM,
     LOCAL_METHOD,

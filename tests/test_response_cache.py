@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from evalkit.errors import JudgeError
-from evalkit.judges.cache import (
+from evalkit.judges.claude import DEFAULT_PROMPT_DIR, ClaudeJudge
+from evalkit.judges.llm.cache import (
     CACHE_FORMAT,
     ResponseCache,
     SecretInCacheError,
     cache_key,
     canonical_json,
 )
-from evalkit.judges.claude import DEFAULT_PROMPT_DIR, ClaudeJudge
 from tests import test_claude_judge as base
 from tests.fake_messages_api import Reply
 from tests.test_claude_judge import (

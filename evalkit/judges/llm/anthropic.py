@@ -89,7 +89,7 @@ def prefix_tokens(body: Mapping[str, Any]) -> int:
 
     The system prompt, the output schema (the API turns it into instructions it adds
     to the prompt) and the documents block, each rounded up on its own. Both the
-    warm-up decision and :mod:`evalkit.judges.estimate` use it, so they agree.
+    warm-up decision and :mod:`.estimate` use it, so they agree.
     """
     schema = json.dumps(body["output_config"]["format"]["schema"], separators=(",", ":"))
     documents = body["messages"][0]["content"][0]["text"]

@@ -38,8 +38,8 @@ from typing import Any
 from ...errors import JudgeError
 from ...model import Checkpoint, JudgeInfo, Range, Submission, Usage, Verdict
 from ..base import JudgeBase, JudgeResult, ProgressCallback
-from ..cache import ResponseCache, SecretInCacheError, cache_key
-from ..pricing import cost_usd, min_cacheable_tokens, price_warning
+from .cache import ResponseCache, SecretInCacheError, cache_key
+from .pricing import cost_usd, min_cacheable_tokens, price_warning
 from .prompts import PromptSet
 from .records import CallRecord, coerce_usage
 from .repeats import combine_samples

@@ -40,13 +40,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeError
-from ..model import Range, Submission
+from ...errors import JudgeError
+from ...model import Range, Submission
+from ..claude import ClaudeJudge
+from ..registry import missing_key_error
+from .anthropic import estimate_tokens, prefix_tokens, stop_message
 from .cache import API_KEY_ENV
-from .claude import ClaudeJudge, estimate_tokens, prefix_tokens, stop_message
-from .llm.transport import redact as _redact_key
 from .pricing import cost_usd, min_cacheable_tokens, price_warning
-from .registry import missing_key_error
+from .transport import redact as _redact_key
 
 
 def redact(text: str) -> str:
