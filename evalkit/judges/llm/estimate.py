@@ -210,7 +210,7 @@ async def _count_tokens(
     except (AnthropicError, ValueError, KeyError, TypeError) as exc:
         raise _CountingFailed(redact(f"{type(exc).__name__}: {exc}")[:300]) from None
     finally:
-        if owned:
+        if owned and client is not None:
             await client.close()
 
 
