@@ -345,6 +345,17 @@ def test_the_key_is_redacted_from_verdicts_records_and_cache(
     assert len(cached) == 1 and key not in cached[0]
 
 
+def test_a_key_pasted_into_the_documents_is_redacted_from_the_records(
+    provider: Provider, serve: Any, tmp_path: Path
+) -> None:
+    key = KEYS[provider.name]
+    api = serve()
+    report = make_submission().report.text + f"\nThe operator's key was {key}.\n"
+    result = run(provider.judge(api, tmp_path, cache_dir=None), n=1, report=report)
+    assert result.verdicts[0].status == "scored"
+    assert key not in json.dumps(result.records) and "[redacted]" in json.dumps(result.records)
+
+
 def test_repeats_take_the_majority_with_one_cache_entry_per_sample(
     provider: Provider, serve: Any, tmp_path: Path
 ) -> None:

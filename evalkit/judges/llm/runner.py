@@ -327,7 +327,10 @@ class LLMJudge(JudgeBase):
             verdicts=verdicts,
             usage=total,
             usage_by_item=usage_by_item,
-            records=tuple(record.to_json() for record in records),
+            # Redacted again as a whole: a key pasted into the documents is in the requests.
+            records=tuple(
+                redact_json(record.to_json(), self.transport.key_env) for record in records
+            ),
             samples={chk: tuple(found) for chk, found in samples.items()},
         )
 
