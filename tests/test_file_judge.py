@@ -100,3 +100,24 @@ def test_the_registry_builds_it_and_it_needs_a_path(tmp_path: Path) -> None:
         make_judge("file", verdicts=tmp_path / "nope.json").preflight(
             make_range(3), make_submission()
         )
+
+
+@pytest.mark.e2e
+def test_the_cli_refuses_a_bad_verdicts_file_in_one_line_before_any_notebook(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from tests.samples import copy_samples, run_evalkit
+
+    workspace = copy_samples(tmp_path)
+    bad = tmp_path / "verdicts.jsonl"
+    bad.write_text('{"chk_id": "CHK-99", "detection": null, "plan": null, "penalties": []}\n')
+    result = run_evalkit(
+        "run", "--range", "ssh-miner", "--run", "demo", "--judge", "file",
+        "--verdicts", str(bad), cwd=workspace, env=dict(os.environ),
+    )  # fmt: skip
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"{bad}:1" in lines[0] and "CHK-99" in lines[0]
+    assert not (workspace / "runs/demo/ssh-miner/evaluations").exists()
