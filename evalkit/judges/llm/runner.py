@@ -38,6 +38,7 @@ from typing import Any
 from ...errors import JudgeError
 from ...model import Checkpoint, JudgeInfo, Range, Submission, Usage, Verdict
 from ..base import JudgeBase, JudgeResult, ProgressCallback
+from ..registry import missing_key_error
 from .cache import ResponseCache, SecretInCacheError, cache_key
 from .pricing import cost_usd, min_cacheable_tokens, price_warning
 from .prompts import PromptSet
@@ -245,8 +246,6 @@ class LLMJudge(JudgeBase):
         return pending
 
     def _require_key(self, *, needs_api: bool) -> None:
-        from ..registry import missing_key_error
-
         env = self.transport.key_env
         if needs_api and env and self.transport.needs_key():
             error = missing_key_error(env, self.transport.key_purpose)
