@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 import evalkit  # noqa: E402
 from evalkit.judges.claude import ClaudeJudge  # noqa: E402
-from evalkit.judges.pricing import min_cacheable_tokens  # noqa: E402
+from evalkit.judges.llm.pricing import min_cacheable_tokens  # noqa: E402
 from tests.fake_messages_api import FakeMessagesAPI, Reply  # noqa: E402
 from tests.samples import copy_samples, run_evalkit  # noqa: E402
 

@@ -16,7 +16,7 @@ import pytest
 
 from evalkit.errors import JudgeError
 from evalkit.judges.claude import DEFAULT_PROMPT_DIR, VERDICT_SCHEMA, PromptSet
-from evalkit.judges.estimate import (
+from evalkit.judges.llm.estimate import (
     COUNT_METHOD,
     DEFAULT_OUTPUT_TOKENS_PER_ITEM,
     LOCAL_METHOD,
@@ -73,6 +73,18 @@ def test_local_estimate_follows_the_documented_arithmetic() -> None:
     assert result.cost_without_cache_usd == pytest.approx(uncached, abs=1e-6)
     assert result.cost_usd < result.cost_without_cache_usd
     assert result.as_dict()["total_input_tokens"] == items + 5 * prefix
+
+
+def test_repeats_multiply_the_requests_and_all_but_the_first_read_the_prefix() -> None:
+    rng, submission = make_range(2), make_submission()
+    once, thrice = local(rng, submission), local(rng, submission, repeats=3)
+    assert (thrice.requests, thrice.repeats) == (6, 3)
+    assert thrice.item_tokens == 3 * once.item_tokens
+    assert thrice.output_tokens == 3 * once.output_tokens
+    assert thrice.cache_creation_input_tokens == once.prefix_tokens
+    assert thrice.cache_read_input_tokens == 5 * once.prefix_tokens
+    with pytest.raises(JudgeError, match="repeats"):
+        local(rng, submission, repeats=0)
 
 
 def test_output_assumption_scales_the_estimate() -> None:

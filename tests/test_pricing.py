@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from evalkit.judges.pricing import (
+from evalkit.judges.llm.pricing import (
     cost_usd,
     load_prices,
     min_cacheable_tokens,

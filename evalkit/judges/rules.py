@@ -31,7 +31,7 @@ from ..model import (
 )
 from ..screening import Mask, screen
 from ..textnorm import fold
-from .base import JudgeResult, ProgressCallback
+from .base import JudgeBase, JudgeResult, ProgressCallback
 
 EVALUATOR_MODEL = "rules-v1"
 QUOTE_LIMIT = 300  # characters of a quote, around the match
@@ -1354,7 +1354,7 @@ class _Context:
         ]
 
 
-class RulesJudge:
+class RulesJudge(JudgeBase):
     """The deterministic offline judge. Takes no options."""
 
     def __init__(self) -> None:

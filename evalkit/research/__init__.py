@@ -6,4 +6,8 @@
   labels (``evalkit calibrate``).
 * :mod:`evalkit.research.compare`: evaluation folders side by side
   (``evalkit compare``).
+* :mod:`evalkit.research.stability`: how often a judge's repeated verdicts agree
+  (``--repeats K``).
+* :mod:`evalkit.research.robustness`: inflation of a judge's scores under the
+  adversarial corpus (``evalkit robustness``).
 """
