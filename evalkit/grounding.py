@@ -37,6 +37,7 @@ from .model import (
     SubScoreVerdict,
     Verdict,
 )
+from .penalties import PENALTY_SOURCES
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
 # Underscores count as emphasis only at word edges, so snake_case names survive.
@@ -164,11 +165,6 @@ class Sources:
 
 DETECTION_SOURCES: tuple[SourceName, ...] = ("report",)
 PLAN_SOURCES: tuple[SourceName, ...] = ("plan", "report")
-PENALTY_SOURCES: dict[str, tuple[SourceName, ...]] = {
-    "fabrication": ("report", "plan"),
-    "wrong_attribution": ("report",),
-    "dangerous_advice": ("plan", "report"),
-}
 
 
 def ground_subscore(

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .penalties import PENALTY_RULE_NAMES
+
 Scope = Literal["both", "detection-only", "plan-only"]
 SCOPES: tuple[str, ...] = ("both", "detection-only", "plan-only")
 
@@ -27,7 +29,9 @@ SUBSCORES: Mapping[str, tuple[str, ...]] = {
 }
 
 PenaltyRule = Literal["fabrication", "wrong_attribution", "dangerous_advice"]
-PENALTY_RULES: tuple[str, ...] = ("fabrication", "wrong_attribution", "dangerous_advice")
+# The rules themselves (what each zeroes, where its quote may come from) live in penalties.py;
+# tests/test_penalties.py checks that this Literal names the same rules.
+PENALTY_RULES: tuple[str, ...] = PENALTY_RULE_NAMES
 
 REPORT_KINDS: tuple[str, ...] = ("intrusion-report", "vuln-report", "baseline-report")
 PLAN_FILENAME = "remediation-plan.md"

@@ -30,16 +30,13 @@ from ..model import (
     QuoteCheck,
     Tally,
 )
+from ..penalties import PENALTY_TABLE
 from ._atomic import write_text_atomic
 
 TEMPLATE = "templates/evaluation-report.md.j2"
 
 # What each penalty rule does to the scores, as the SKILL states it.
-PENALTY_EFFECTS: Mapping[str, str] = {
-    "fabrication": "detection score set to 0",
-    "wrong_attribution": "attribution set to 0",
-    "dangerous_advice": "plan score set to 0",
-}
+PENALTY_EFFECTS: Mapping[str, str] = {rule.name: rule.effect for rule in PENALTY_TABLE}
 
 # One fixed piece of advice per lost sub-score and per penalty rule.
 SUGGESTIONS: Mapping[str, str] = {
