@@ -20,13 +20,12 @@ from .errors import (
     OutputError,
     RunError,
 )
-from .judges import JUDGE_NAMES, Judge, JudgeResult, judge_options, make_judge
+from .judges import Judge, JudgeResult, judge_names, judge_options, make_judge
 from .model import Evaluation, Range, Submission, Verdict
 from .pipeline import evaluate
 from .runs import list_runs, load_submission
 
 __all__ = [
-    "JUDGE_NAMES",
     "ChecklistError",
     "ChecklistErrors",
     "Evaluation",
@@ -42,6 +41,7 @@ __all__ = [
     "Verdict",
     "__version__",
     "evaluate",
+    "judge_names",
     "judge_options",
     "list_ranges",
     "list_runs",
@@ -50,3 +50,10 @@ __all__ = [
     "make_judge",
     "parse_checklist",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # JUDGE_NAMES includes plugins, loaded on first use rather than at import.
+    if name == "JUDGE_NAMES":
+        return judge_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

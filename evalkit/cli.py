@@ -21,7 +21,8 @@ from pathlib import Path
 from . import __version__
 from .checklist import CHECKLIST_FILENAME, list_ranges, load_checklist, load_range
 from .errors import ChecklistError, ChecklistErrors, EvalkitError, NotebookError
-from .judges import DEFAULT_CLAUDE_MODEL, JUDGE_NAMES, judge_options, make_judge
+from .judges import DEFAULT_CLAUDE_MODEL, judge_spec, make_judge
+from .judges.registry import add_judge_arguments, judge_settings_from_args, notebook_parameters
 from .runs import load_submission
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -55,14 +56,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
     run.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
-    run.add_argument(
-        "--judge", choices=JUDGE_NAMES, default="rules", help="judge backend (default: rules)"
-    )
-    run.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help=f"judge model for --judge claude (default: {DEFAULT_MODEL})",
-    )
+    add_judge_arguments(run)
     run.add_argument(
         "--out",
         type=Path,
@@ -74,20 +68,6 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         default="",
         metavar="MODEL",
         help="the detection agent's model (default: from run.yaml)",
-    )
-    run.add_argument(
-        "--prompt-dir", type=Path, metavar="DIR", help="judge prompt templates (claude)"
-    )
-    run.add_argument(
-        "--concurrency", type=int, default=8, help="judge calls in flight (claude; default 8)"
-    )
-    run.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
-    run.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=Path(".evalkit-cache"),
-        metavar="DIR",
-        help="response cache folder (default: .evalkit-cache)",
     )
     run.add_argument(
         "--notebook",
@@ -196,16 +176,12 @@ def _check_writable_folder(folder: Path) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from .notebook import execute
 
-    if args.concurrency < 1:
+    if args.concurrency is not None and args.concurrency < 1:
         raise EvalkitError("--concurrency must be at least 1")
     names = _ranges_of_run(args)
-    settings = dict(
-        model=args.model,
-        prompt_dir=str(args.prompt_dir.resolve()) if args.prompt_dir else "",
-        concurrency=args.concurrency,
-        use_cache=not args.no_cache,
-        cache_dir=str(args.cache_dir.resolve()),
-    )
+    spec = judge_spec(args.judge)
+    options = judge_settings_from_args(args, spec)
+    settings = notebook_parameters(args, spec)
     # Check every input before executing anything, so bad input overwrites nothing.
     plans = []
     for name in names:
@@ -213,20 +189,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         submission = load_submission(
             args.runs_dir, args.run, rng, model_under_test=args.model_under_test or None
         )
-        options = judge_options(
-            args.judge, **{**settings, "prompt_dir": settings["prompt_dir"] or None}
-        )
         judge = make_judge(args.judge, **options)
         # A backend that can tell, without calling out, that it cannot run (no API key for
         # answers the cache lacks) says so here, before any notebook starts.
-        preflight = getattr(judge, "preflight", None)
-        if preflight is not None:
-            preflight(rng, submission)
+        judge.preflight(rng, submission)
         out = args.out if args.out and len(names) == 1 else None
         if args.out and len(names) > 1:
             out = args.out / name
         out = (
-            out or default_out_dir(args.runs_dir, args.run, name, args.judge, args.model)
+            out
+            or default_out_dir(args.runs_dir, args.run, name, args.judge, str(settings["model"]))
         ).resolve()
         _check_writable_folder(out)
         plans.append((name, out))

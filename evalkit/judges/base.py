@@ -6,9 +6,10 @@ same way for every judge. A judge that cannot score one checkpoint returns
 ``Verdict.failed(...)`` for it instead of raising; it raises
 :class:`~evalkit.errors.JudgeError` only when it cannot run at all.
 
-A backend may also offer ``preflight(rng, submission)``: a check without side
-effects or network calls that raises JudgeError when ``judge`` could not run
-(the CLI calls it before executing any notebook).
+``preflight(rng, submission)`` checks, without side effects or network calls,
+that ``judge`` could run (raising JudgeError otherwise) and returns how many
+paid calls it would make; the CLI calls it before executing any notebook.
+:class:`JudgeBase` gives the no-op default.
 """
 
 from __future__ import annotations
@@ -46,3 +47,14 @@ class Judge(Protocol):
     ) -> JudgeResult:
         """One verdict per checkpoint of ``rng``, in checklist order."""
         ...
+
+    def preflight(self, rng: Range, submission: Submission) -> int:
+        """Raise JudgeError if ``judge`` could not run; the number of paid calls it would make."""
+        ...
+
+
+class JudgeBase:
+    """Defaults for the optional parts of :class:`Judge`."""
+
+    def preflight(self, rng: Range, submission: Submission) -> int:
+        return 0

@@ -78,10 +78,10 @@ from ..model import (
     Usage,
     Verdict,
 )
-from . import DEFAULT_CLAUDE_MODEL
 from .base import JudgeResult, ProgressCallback
 from .cache import API_KEY_ENV, ResponseCache, SecretInCacheError, cache_key
 from .pricing import cost_usd, min_cacheable_tokens, price_warning
+from .registry import DEFAULT_CLAUDE_MODEL
 
 if TYPE_CHECKING:  # the SDK is imported lazily: building a judge needs no network stack
     from anthropic import AsyncAnthropic

@@ -28,7 +28,7 @@ from ..model import (
     Verdict,
 )
 from ._markdown import Block, MarkdownDocument, parse
-from .base import JudgeResult, ProgressCallback
+from .base import JudgeBase, JudgeResult, ProgressCallback
 
 EVALUATOR_MODEL = "rules-v1"
 QUOTE_LIMIT = 300  # characters of a quote, around the match
@@ -907,7 +907,7 @@ class _Context:
         ]
 
 
-class RulesJudge:
+class RulesJudge(JudgeBase):
     """The deterministic offline judge. Takes no options."""
 
     def __init__(self) -> None:

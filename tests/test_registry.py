@@ -1,0 +1,116 @@
+"""The judge registry: names, settings, CLI flags and entry-point plugins."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evalkit
+from evalkit.errors import JudgeError
+from evalkit.judges import registry
+from evalkit.judges.registry import (
+    JudgeSetting,
+    JudgeSpec,
+    add_judge_arguments,
+    judge_settings_from_args,
+    judge_spec,
+    judge_specs,
+    make_judge,
+    notebook_parameters,
+)
+
+
+def test_built_ins_come_first_in_a_stable_order() -> None:
+    names = [spec.name for spec in judge_specs()]
+    assert names[:2] == ["rules", "claude"]
+    assert names == [spec.name for spec in judge_specs()]
+    assert evalkit.JUDGE_NAMES == tuple(names)
+
+
+def test_unknown_judge_names_the_choices() -> None:
+    with pytest.raises(JudgeError, match="unknown judge 'oracle'; choose one of: rules, claude"):
+        judge_spec("oracle")
+
+
+def test_a_setting_the_judge_does_not_declare_is_a_judge_error() -> None:
+    with pytest.raises(JudgeError, match="does not take model"):
+        make_judge("rules", model="x")
+
+
+def test_claude_declares_its_key_and_settings() -> None:
+    spec = judge_spec("claude")
+    assert spec.needs_key == "ANTHROPIC_API_KEY"
+    assert [s.name for s in spec.settings][:5] == [
+        "model",
+        "prompt_dir",
+        "concurrency",
+        "use_cache",
+        "cache_dir",
+    ]
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_judge_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_flags_come_from_settings_and_old_flag_names_keep_working() -> None:
+    args = _parse("--judge", "claude", "--model", "m", "--no-cache", "--concurrency", "3")
+    settings = judge_settings_from_args(args, judge_spec("claude"))
+    assert settings["model"] == "m"
+    assert settings["use_cache"] is False
+    assert settings["concurrency"] == 3
+    assert settings["cache_dir"] == Path(".evalkit-cache")
+    assert _parse("--use-cache").use_cache is True
+    assert _parse("--no-use-cache").use_cache is False
+
+
+def test_settings_not_given_take_the_judges_default_and_other_judges_settings_are_dropped() -> None:
+    args = _parse("--judge", "rules", "--model", "m")
+    assert judge_settings_from_args(args, judge_spec("rules")) == {}
+    parameters = notebook_parameters(args, judge_spec("rules"))
+    assert parameters["prompt_dir"] == ""
+    assert parameters["cache_dir"] == str(Path(".evalkit-cache").resolve())
+
+
+def test_plugins_load_once_and_a_broken_one_is_a_one_line_warning(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib.metadata import EntryPoint
+
+    spec = JudgeSpec(
+        "echo", lambda **s: make_judge("rules"), (JudgeSetting("level", int, 1, "how loud"),)
+    )
+    module = type(registry)("fake_plugin_module")
+    module.SPEC = spec  # type: ignore[attr-defined]
+    module.make_spec = lambda: spec  # type: ignore[attr-defined]
+    module.broken = lambda: 1 / 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "fake_plugin_module", module)
+    entries = [
+        EntryPoint("echo", "fake_plugin_module:SPEC", registry.ENTRY_POINT_GROUP),
+        EntryPoint("echo2", "fake_plugin_module:make_spec", registry.ENTRY_POINT_GROUP),
+        EntryPoint("bad", "fake_plugin_module:broken", registry.ENTRY_POINT_GROUP),
+        EntryPoint("gone", "no_such_module_xyz:SPEC", registry.ENTRY_POINT_GROUP),
+    ]
+    calls: list[Any] = []
+
+    def fake_entry_points(*, group: str) -> list[EntryPoint]:
+        calls.append(group)
+        return entries
+
+    monkeypatch.setattr(registry, "entry_points", fake_entry_points)
+    monkeypatch.setattr(registry, "_PLUGINS", None)
+    names = [s.name for s in judge_specs()]
+    assert names[-2:] == ["echo", "echo2"]
+    assert "bad" not in names and "gone" not in names
+    judge_specs()
+    assert calls == [registry.ENTRY_POINT_GROUP]
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2
+    assert all(line.startswith("evalkit: warning: judge plugin") for line in err)
+    assert make_judge("echo", level=2).info.name == "rules"
+    monkeypatch.setattr(registry, "_PLUGINS", None)
