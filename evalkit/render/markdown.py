@@ -31,7 +31,7 @@ from ..model import (
     Tally,
 )
 from ..penalties import PENALTY_TABLE
-from ._atomic import write_text_atomic
+from ..fileio import write_text_atomic
 
 TEMPLATE = "templates/evaluation-report.md.j2"
 

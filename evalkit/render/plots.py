@@ -26,7 +26,7 @@ from ..model import (
     Evaluation,
     Tally,
 )
-from ._atomic import write_bytes_atomic
+from ..fileio import write_bytes_atomic
 
 STRONG_PCT = float(STRONG_THRESHOLD_PCT)  # the reference lines
 HEATMAP_COLUMNS: tuple[str, ...] = (*DETECTION_SUBSCORES, *PLAN_SUBSCORES)

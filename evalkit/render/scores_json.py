@@ -28,7 +28,7 @@ from ..model import (
     PenaltyFlag,
     Tally,
 )
-from ._atomic import write_text_atomic
+from ..fileio import write_text_atomic
 
 SCHEMA_RESOURCE = "schemas/scores.schema.json"
 _MAX_MESSAGE = 240
