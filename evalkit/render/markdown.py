@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from ..fileio import write_text_atomic
 from ..model import (
     MODE_GUIDANCE,
     MODES,
@@ -31,7 +32,6 @@ from ..model import (
     Tally,
 )
 from ..penalties import PENALTY_TABLE
-from ..fileio import write_text_atomic
 
 TEMPLATE = "templates/evaluation-report.md.j2"
 

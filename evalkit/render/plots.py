@@ -18,6 +18,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from ..fileio import write_bytes_atomic
 from ..model import (
     DETECTION_SUBSCORES,
     MODES,
@@ -26,7 +27,6 @@ from ..model import (
     Evaluation,
     Tally,
 )
-from ..fileio import write_bytes_atomic
 
 STRONG_PCT = float(STRONG_THRESHOLD_PCT)  # the reference lines
 HEATMAP_COLUMNS: tuple[str, ...] = (*DETECTION_SUBSCORES, *PLAN_SUBSCORES)

@@ -17,6 +17,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 
 from ..errors import OutputError
+from ..fileio import write_text_atomic
 from ..model import (
     SUBSCORES,
     CapabilityScore,
@@ -28,7 +29,6 @@ from ..model import (
     PenaltyFlag,
     Tally,
 )
-from ..fileio import write_text_atomic
 
 SCHEMA_RESOURCE = "schemas/scores.schema.json"
 _MAX_MESSAGE = 240
