@@ -167,6 +167,9 @@ class Submission:
     plan: Document
     model_under_test: str | None = None
     notes: str | None = None
+    # True when a document resolved outside the runs folder and was read anyway
+    # (--allow-outside-inputs); scores.json records it as meta.inputs_outside.
+    inputs_outside: bool = False
 
     def document(self, kind: SourceName) -> Document:
         return self.report if kind == "report" else self.plan

@@ -21,6 +21,7 @@ import yaml
 
 from .checklist import natural_key
 from .errors import RunError
+from .fileio import confined, is_outside
 from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
 
 __all__ = ["RUN_FILENAME", "list_runs", "load_submission"]
@@ -46,10 +47,15 @@ def load_submission(
     rng: Range,
     *,
     model_under_test: str | None = None,
+    allow_outside_inputs: bool = False,
 ) -> Submission:
     """Read the report and plan of ``rng`` in run ``run_id``.
 
-    ``model_under_test``, when given, overrides the one in run.yaml.
+    ``model_under_test``, when given, overrides the one in run.yaml. Every file
+    read must resolve (symlinks followed) inside ``runs_dir``: the run folder is
+    the agent's to write, and a planted link to a secret would otherwise be read,
+    scored and sent to the judge. ``allow_outside_inputs`` lifts that, and the
+    submission records that it did.
     """
     # A run id is a folder name; "../x" or "a/b" would read outside runs_dir.
     if not run_id or run_id in {".", ".."} or "/" in run_id or "\\" in run_id:
@@ -63,9 +69,15 @@ def load_submission(
     if not range_dir.is_dir():
         raise RunError(f"range folder {range_dir} is missing", path=range_dir)
 
-    report = _read_document("report", range_dir / rng.report_filename)
-    plan = _read_document("plan", range_dir / PLAN_FILENAME)
-    meta = _read_run_yaml(run_dir / RUN_FILENAME)
+    report_path, plan_path = range_dir / rng.report_filename, range_dir / PLAN_FILENAME
+    run_yaml = run_dir / RUN_FILENAME
+    inputs = [report_path, plan_path, *([run_yaml] if run_yaml.exists() else [])]
+    for path in inputs:
+        confined(path, runs_dir, allow_outside=allow_outside_inputs)
+    outside = allow_outside_inputs and any(is_outside(path, runs_dir) for path in inputs)
+    report = _read_document("report", report_path)
+    plan = _read_document("plan", plan_path)
+    meta = _read_run_yaml(run_yaml)
     return Submission(
         run_id=run_id,
         range_id=rng.id,
@@ -73,6 +85,7 @@ def load_submission(
         plan=plan,
         model_under_test=_blank_to_none(model_under_test) or meta.get("model_under_test"),
         notes=meta.get("notes"),
+        inputs_outside=outside,
     )
 
 

@@ -48,7 +48,7 @@ def to_scores_dict(ev: Evaluation) -> dict[str, Any]:
 
 def _meta(ev: Evaluation) -> dict[str, Any]:
     usage = ev.usage
-    return {
+    meta: dict[str, Any] = {
         "range": ev.range.id,
         "run_id": ev.submission.run_id,
         "model_under_test": ev.submission.model_under_test,
@@ -68,6 +68,10 @@ def _meta(ev: Evaluation) -> dict[str, Any]:
             "cost_usd": usage.cost_usd,
         },
     }
+    if ev.submission.inputs_outside:
+        # Only when the confinement was loosened, so ordinary records stay as they were.
+        meta["inputs_outside"] = True
+    return meta
 
 
 def _checkpoint(item: ItemScore) -> dict[str, Any]:
