@@ -1,23 +1,27 @@
 """Execute the evaluation notebook with papermill, leaving it as the audit record.
 
 The executed notebook, ``scores.json`` and ``evaluation-report.md`` land in
-one output folder. The notebook runs under a temporary name and takes its
-final name only on success, so a failed run never replaces a good record;
-the failed notebook is kept as ``evaluation.failed.ipynb`` for inspection.
+one output folder, published together: the notebook runs in a staging folder
+that is swapped in only on success, so a failed run never replaces a good
+record; the failed notebook is kept as ``evaluation.failed.ipynb``.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from .errors import NotebookError
+from .errors import NotebookError, OutputError
+from .fileio import evaluation_lock, make_folder, write_bytes_atomic
+from .runplan import PARENT_PID_ENV, RunPlan
 
 NOTEBOOK_NAME = "evaluation.ipynb"
 FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
@@ -53,53 +57,106 @@ class NotebookRun:
 
 
 def execute(
-    parameters: dict[str, Any],
-    out_dir: Path,
+    plan: RunPlan,
     *,
-    notebook: Path | None = None,
     progress: bool = True,
     kernel_name: str | None = None,
 ) -> NotebookRun:
-    """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure.
+    """Run the notebook for ``plan``; its outputs appear in ``plan.out_dir`` all at once.
 
-    With ``progress``, the notebook's stderr is streamed to ours as it runs, so the
-    per-checkpoint progress bar the notebook draws is live in the terminal too.
+    One run at a time holds the evaluation folder's lock. The notebook executes
+    into a fresh staging folder beside the evaluation folder; only when it
+    succeeds is the staging folder swapped in, so the notebook, ``scores.json``
+    and the report of one run are published together, and a failed run leaves
+    every earlier file as it was (its notebook is kept as
+    ``evaluation.failed.ipynb`` in the evaluation folder). The kernel learns this
+    process's pid and stops when it dies. With ``progress``, the notebook's stderr
+    is streamed to ours as it runs, so the per-checkpoint progress bar is live.
     """
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    out_dir = plan.out_dir
+    root = plan.output_root
+    with evaluation_lock(out_dir, root=root):
+        staging = out_dir.parent / f".{out_dir.name}.staging-{secrets.token_hex(4)}"
+        make_folder(staging, root=root)
+        running = staging / NOTEBOOK_NAME
+        try:
+            try:
+                with _kernel_chatter_silenced() as terminal, _parent_pid_for_kernel():
+                    papermill.execute_notebook(
+                        str(plan.notebook or template_path()),
+                        str(running),
+                        parameters=plan.with_out_dir(staging).to_parameters(),
+                        # Papermill's own per-cell bar would garble the streamed per-item bar.
+                        progress_bar=False,
+                        stderr_file=terminal if progress else None,
+                        kernel_name=kernel_name,
+                        cwd=str(staging),
+                    )
+            except PapermillExecutionError as exc:
+                _keep_failed(running, out_dir, root)
+                # evalue already names file:line for evalkit's own errors.
+                raise NotebookError(
+                    f"notebook cell {exc.exec_count} failed: {exc.ename}: "
+                    f"{_first_line(exc.evalue)}",
+                    path=out_dir / FAILED_NOTEBOOK_NAME,
+                ) from exc
+            except Exception as exc:
+                _keep_failed(running, out_dir, root)
+                raise NotebookError(
+                    f"could not execute the notebook: {_first_line(str(exc))}"
+                ) from exc
+            # The notebook shows what the judge said; a key echoed there is redacted too.
+            write_bytes_atomic(running, running.read_bytes())
+            _publish(staging, out_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return NotebookRun(notebook=out_dir / NOTEBOOK_NAME, out_dir=out_dir)
+
+
+def _publish(staging: Path, out_dir: Path) -> None:
+    """Swap the staging folder in as ``out_dir``; the old folder goes away only after.
+
+    Files of the old folder that this run did not write (a user's notes) are
+    carried over, so publishing replaces only what the run produced; the failed
+    notebook of an earlier run is dropped, since this run succeeded.
+    """
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise OutputError("refusing to replace a symlink or file", path=out_dir)
+    if out_dir.is_dir():
+        for entry in out_dir.iterdir():
+            if entry.name == FAILED_NOTEBOOK_NAME or (staging / entry.name).exists():
+                continue
+            if entry.is_file() and not entry.is_symlink():
+                os.link(entry, staging / entry.name)
+            elif entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry, staging / entry.name, symlinks=True)
+        retired = out_dir.parent / f".{out_dir.name}.old-{secrets.token_hex(4)}"
+        os.replace(out_dir, retired)
+        try:
+            os.replace(staging, out_dir)
+        except OSError:
+            os.replace(retired, out_dir)  # put the old record back
+            raise
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.replace(staging, out_dir)
+
+
+@contextmanager
+def _parent_pid_for_kernel() -> Iterator[None]:
+    """Give the kernel (which inherits our environment) this process's pid to watch."""
+    previous = os.environ.get(PARENT_PID_ENV)
+    os.environ[PARENT_PID_ENV] = str(os.getpid())
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NotebookError(
-            f"cannot create the output folder: {exc.strerror}", path=out_dir
-        ) from exc
-    running = out_dir / ".evaluation.running.ipynb"
-    final = out_dir / NOTEBOOK_NAME
-    try:
-        with _kernel_chatter_silenced() as terminal:
-            papermill.execute_notebook(
-                str(notebook or template_path()),
-                str(running),
-                parameters={**parameters, "out_dir": str(out_dir)},
-                # Papermill's own per-cell bar would garble the streamed per-item bar.
-                progress_bar=False,
-                stderr_file=terminal if progress else None,
-                kernel_name=kernel_name,
-                cwd=str(out_dir),
-            )
-    except PapermillExecutionError as exc:
-        _keep_failed(running, out_dir)
-        # evalue already names file:line for evalkit's own errors.
-        raise NotebookError(
-            f"notebook cell {exc.exec_count} failed: {exc.ename}: {_first_line(exc.evalue)}",
-            path=out_dir / FAILED_NOTEBOOK_NAME,
-        ) from exc
-    except Exception as exc:
-        _keep_failed(running, out_dir)
-        raise NotebookError(f"could not execute the notebook: {_first_line(str(exc))}") from exc
-    os.replace(running, final)
-    return NotebookRun(notebook=final, out_dir=out_dir)
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(PARENT_PID_ENV, None)
+        else:
+            os.environ[PARENT_PID_ENV] = previous
 
 
 @contextmanager
@@ -133,9 +190,10 @@ def _kernel_chatter_silenced() -> Iterator[TextIO]:
         terminal.close()
 
 
-def _keep_failed(running: Path, out_dir: Path) -> None:
-    if running.exists():
-        os.replace(running, out_dir / FAILED_NOTEBOOK_NAME)
+def _keep_failed(running: Path, out_dir: Path, root: Path) -> None:
+    """Keep the failed notebook for inspection; no earlier output is touched."""
+    if running.is_file() and not running.is_symlink():
+        write_bytes_atomic(out_dir / FAILED_NOTEBOOK_NAME, running.read_bytes(), root=root)
 
 
 def _first_line(text: str) -> str:

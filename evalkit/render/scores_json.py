@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -225,3 +226,45 @@ def write_scores(ev: Evaluation, path: str | Path) -> Path:
     data = to_scores_dict(ev)
     validate_scores(data, path=path)
     return write_text_atomic(path, dumps_scores(data))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class ScoresSummary:
+    """The headline of a written scores.json, typed: what ``evalkit run`` prints."""
+
+    range: str
+    judge: str
+    detection: Tally
+    plan: Tally
+    diagnosis: str | None
+    complete: bool
+    errored: tuple[str, ...]
+    total_checkpoints: int
+
+
+def read_scores_summary(path: str | Path) -> ScoresSummary:
+    """Read and validate ``scores.json``; raise OutputError when it is unreadable or invalid."""
+    target = Path(path)
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise OutputError(f"cannot read scores: {exc}", path=target) from exc
+    validate_scores(data, path=target)
+    summary = data["summary"]
+
+    def tally(raw: Mapping[str, Any]) -> Tally:
+        return Tally(score=raw["score"], max=raw["max"], pct=raw["pct"], level=raw["level"])
+
+    return ScoresSummary(
+        range=data["meta"]["range"],
+        judge=data["meta"]["judge"],
+        detection=tally(summary["detection"]),
+        plan=tally(summary["plan"]),
+        diagnosis=summary["diagnosis"],
+        complete=summary["complete"],
+        errored=tuple(summary["errored"]),
+        total_checkpoints=summary["total_checkpoints"],
+    )
