@@ -224,6 +224,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # A backend that can tell, without calling out, that it cannot run (no API key for
         # answers the cache lacks) says so here, before any notebook starts.
         judge.preflight(rng, submission)
+        plan.check_out_dir()
         _check_writable_folder(plan.out_dir)
         plans.append(plan)
 

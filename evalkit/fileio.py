@@ -226,6 +226,28 @@ def make_folder(folder: str | Path, *, root: str | Path | None = None) -> Path:
     return Path(folder)
 
 
+def check_no_symlinks(folder: str | Path, root: str | Path) -> None:
+    """Refuse, before anything runs, an output folder reached through a symlink below ``root``.
+
+    The writer refuses such a path anyway; checking first turns a planted link in
+    the run folder into bad input (exit 2) rather than a failure after judging.
+    """
+    target = Path(os.path.abspath(folder))
+    base = Path(os.path.abspath(root))
+    relative = Path(os.path.relpath(target, base))
+    if relative.parts and relative.parts[0] == "..":
+        raise RunError(f"output folder {target} is outside {base}", path=target)
+    current = base
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink():
+            raise RunError(
+                f"refusing to write outputs through {current}: it is a symlink", path=current
+            )
+        if not current.exists():
+            return
+
+
 # --------------------------------------------------------------------------- lock
 
 

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import EvalkitError
-from .fileio import confined, is_outside, make_folder, safe_name
+from .fileio import check_no_symlinks, confined, is_outside, make_folder, safe_name
 
 __all__ = [
     "PARENT_PID_ENV",
@@ -207,7 +207,18 @@ class RunPlan:
         root = base or find_workspace()
         ranges = _absolute(Path(ranges_dir), root).resolve()
         runs = _absolute(Path(runs_dir), root).resolve()
-        settings = dict(judge_settings or {})
+        from .judges import judge_spec
+
+        given = dict(judge_settings or {})
+        # Every setting the judge takes, its default when not given; a setting it does not
+        # take stays, so the check in __post_init__ names it.
+        for setting in judge_spec(judge).settings:
+            given.setdefault(setting.name, setting.default)
+        # Path settings (cache, prompts) are relative to the same base as the folders.
+        settings = {
+            name: _absolute(value, root) if isinstance(value, Path) else value
+            for name, value in given.items()
+        }
         model = settings.get("model")
         out = (
             _absolute(Path(out_dir), root)
@@ -333,6 +344,10 @@ class RunPlan:
         from .judges import make_judge
 
         return make_judge(self.judge, **dict(self.judge_settings))
+
+    def check_out_dir(self) -> None:
+        """Refuse an evaluation folder reached through a planted symlink (RunError)."""
+        check_no_symlinks(self.out_dir, self.output_root)
 
     def prepare_out_dir(self) -> Path:
         """Create the evaluation folder without following any symlink below the runs folder."""
