@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from .errors import JudgeError
+
 __all__ = [
     "PENALTY_BY_NAME",
     "PENALTY_RULE_NAMES",
@@ -87,11 +89,11 @@ PENALTY_SOURCES: Mapping[str, tuple[_Source, ...]] = MappingProxyType(
 
 
 def penalty_rule(name: str) -> PenaltyRuleSpec:
-    """The row of rule ``name``; a KeyError names the known rules."""
+    """The row of rule ``name``; a JudgeError, listing the known rules, for any other."""
     try:
         return PENALTY_BY_NAME[name]
     except KeyError:
-        raise KeyError(
+        raise JudgeError(
             f"unknown penalty rule {name!r} (known: {', '.join(PENALTY_RULE_NAMES)})"
         ) from None
 

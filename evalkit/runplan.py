@@ -310,7 +310,8 @@ class RunPlan:
     def output_root(self) -> Path:
         """The folder below which no component of an output path may be a symlink:
         the runs folder for evaluation folders inside it, else the out folder's parent."""
-        if not is_outside(self.out_dir.parent, self.runs_dir):
+        # Lexically, never through links: a planted link must not move the root.
+        if self.runs_dir in self.out_dir.parents:
             return self.runs_dir
         return self.out_dir.parent
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
+from .errors import JudgeError
 from .model import (
     DETECTION_SUBSCORES,
     MODES,
@@ -90,7 +91,7 @@ class VerdictShapeError(ValueError):
 def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
     """Apply N/A, grounding results and penalties to one checkpoint's verdict."""
     if verdict.chk_id != checkpoint.id:
-        raise ValueError(f"verdict for {verdict.chk_id} given for {checkpoint.id}")
+        raise JudgeError(f"verdict for {verdict.chk_id} given for {checkpoint.id}")
     if verdict.status == "error":
         return _errored(checkpoint, verdict.error or "the judge gave no reason")
     try:

@@ -11,6 +11,7 @@ from importlib import resources
 import pytest
 
 from evalkit import grounding, model, scoring
+from evalkit.errors import JudgeError
 from evalkit.penalties import (
     PENALTY_BY_NAME,
     PENALTY_RULE_NAMES,
@@ -40,7 +41,7 @@ def test_the_skill_effects() -> None:
     assert zeroed_subscores({"wrong_attribution"}, "detection") == {"attribution"}
     assert zeroed_subscores({"dangerous_advice"}, "plan") == set(model.PLAN_SUBSCORES)
     assert zeroed_subscores({"dangerous_advice"}, "detection") == set()
-    with pytest.raises(KeyError, match="known: fabrication"):
+    with pytest.raises(JudgeError, match="known: fabrication"):
         penalty_rule("no_such_rule")
 
 
