@@ -11,6 +11,7 @@ A new rule is one row here plus its prompt text.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
@@ -98,7 +99,7 @@ def penalty_rule(name: str) -> PenaltyRuleSpec:
         ) from None
 
 
-def zeroed_subscores(rules: set[str] | frozenset[str], dimension: str) -> set[str]:
+def zeroed_subscores(rules: AbstractSet[str], dimension: str) -> set[str]:
     """The sub-scores of ``dimension`` that the applied ``rules`` set to 0."""
     zeroed: set[str] = set()
     for name in rules:
