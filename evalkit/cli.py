@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--model", default=DEFAULT_MODEL)
     estimate.add_argument("--prompt-dir", type=Path, metavar="DIR")
     estimate.add_argument(
+        "--repeats", type=int, default=1, metavar="K", help="samples per item (default: 1)"
+    )
+    estimate.add_argument(
         "--count-tokens",
         action="store_true",
         help="count input tokens with the API's free counting endpoint (needs ANTHROPIC_API_KEY);"
@@ -270,6 +273,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
                 model=args.model,
                 prompt_dir=args.prompt_dir,
                 use_count_tokens=args.count_tokens,
+                repeats=args.repeats,
             )
         )
         rows.append((name, result))

@@ -416,6 +416,9 @@ class Evaluation:
     usage_by_item: Mapping[str, Usage] = field(default_factory=dict)
     # The judge's raw calls (request, response, usage), kept for audit as judgments.jsonl.
     records: tuple[Mapping[str, Any], ...] = ()
+    # Agreement of the judge's K samples per item (evalkit.research.stability.Stability);
+    # None for a single sample (repeats = 1) and for judges that do not sample.
+    stability: Any = None
 
     @property
     def inputs(self) -> dict[str, str | None]:

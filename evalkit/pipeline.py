@@ -19,6 +19,7 @@ from .errors import RunError
 from .grounding import Sources, ground_verdict
 from .judges import Judge, JudgeResult
 from .model import Evaluation, Range, Submission
+from .research.stability import stability_of
 from .scoring import score_all
 
 T = TypeVar("T")
@@ -106,4 +107,5 @@ def evaluate(
         usage=result.usage,
         usage_by_item=dict(result.usage_by_item),
         records=tuple(result.records),
+        stability=stability_of(result.samples),
     )

@@ -144,6 +144,20 @@ def default_out_dir(
     return runs_dir / run_id / range_id / "evaluations" / name
 
 
+def _folder_model(judge: str, settings: Mapping[str, Any]) -> str | None:
+    """The model part of the default folder name: the judge's own ``evaluator_model``.
+
+    The offline ``rules`` judge has one folder, ``rules``. Any other judge is built
+    (no call is made) to ask it, so a plugin or the file judge names its folder
+    the same way from the CLI and from plain papermill.
+    """
+    if judge == "rules":
+        return None
+    from .judges import make_judge
+
+    return make_judge(judge, **dict(settings)).info.evaluator_model or None
+
+
 # --------------------------------------------------------------------------- the plan
 
 
@@ -219,12 +233,10 @@ class RunPlan:
             name: _absolute(value, root) if isinstance(value, Path) else value
             for name, value in given.items()
         }
-        model = settings.get("model")
-        out = (
-            _absolute(Path(out_dir), root)
-            if out_dir
-            else default_out_dir(runs, run_id, range_id, judge, str(model) if model else None)
-        )
+        if out_dir:
+            out = _absolute(Path(out_dir), root)
+        else:
+            out = default_out_dir(runs, run_id, range_id, judge, _folder_model(judge, settings))
         return cls(
             range_id=range_id,
             run_id=run_id,

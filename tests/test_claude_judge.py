@@ -453,12 +453,9 @@ def test_concurrency_bound_is_respected(serve, api_key, tmp_path) -> None:
         return good(body)
 
     api = serve(responder)
-    started = time.monotonic()
     result = run(judge_for(api, tmp_path, concurrency=3), make_range(9), make_submission())
-    elapsed = time.monotonic() - started
     assert all(v.status == "scored" for v in result.verdicts)
     assert state["max"] == 3
-    assert elapsed < 9 * 0.08  # really concurrent: warm-up + ceil(8/3) waves
 
 
 # --------------------------------------------------------------------------- invalid answers
@@ -922,21 +919,21 @@ def test_an_injected_client_gets_the_judges_retries_timeout_and_observer(
 def test_the_client_is_closed_when_judging_fails_before_any_call(
     serve, api_key, monkeypatch, tmp_path
 ) -> None:
-    import evalkit.judges.claude as claude_module
+    import evalkit.judges.llm.runner as runner_module
+    from evalkit.judges.llm.anthropic import AnthropicTransport
 
     opened: list[Any] = []
-    open_client = ClaudeJudge._open_client
+    open_client = AnthropicTransport.open
 
-    def spy(self: ClaudeJudge) -> tuple[Any, bool]:
-        client, owned = open_client(self)
-        opened.append(client)
-        return client, owned
+    async def spy(self: AnthropicTransport) -> None:
+        await open_client(self)
+        opened.append(self._client)
 
     def broken_price_table(model: str) -> str | None:
         raise RuntimeError("price table unreadable")
 
-    monkeypatch.setattr(ClaudeJudge, "_open_client", spy)
-    monkeypatch.setattr(claude_module, "price_warning", broken_price_table)
+    monkeypatch.setattr(AnthropicTransport, "open", spy)
+    monkeypatch.setattr(runner_module, "price_warning", broken_price_table)
     api = serve()
     with pytest.raises(RuntimeError, match="price table unreadable"):
         run(judge_for(api, tmp_path), make_range(2), make_submission())

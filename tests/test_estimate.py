@@ -75,6 +75,18 @@ def test_local_estimate_follows_the_documented_arithmetic() -> None:
     assert result.as_dict()["total_input_tokens"] == items + 5 * prefix
 
 
+def test_repeats_multiply_the_requests_and_all_but_the_first_read_the_prefix() -> None:
+    rng, submission = make_range(2), make_submission()
+    once, thrice = local(rng, submission), local(rng, submission, repeats=3)
+    assert (thrice.requests, thrice.repeats) == (6, 3)
+    assert thrice.item_tokens == 3 * once.item_tokens
+    assert thrice.output_tokens == 3 * once.output_tokens
+    assert thrice.cache_creation_input_tokens == once.prefix_tokens
+    assert thrice.cache_read_input_tokens == 5 * once.prefix_tokens
+    with pytest.raises(JudgeError, match="repeats"):
+        local(rng, submission, repeats=0)
+
+
 def test_output_assumption_scales_the_estimate() -> None:
     rng, submission = make_range(2), make_submission()
     result = local(rng, submission, output_tokens_per_item=100)

@@ -25,13 +25,16 @@ from evalkit.judges.registry import (
 
 def test_built_ins_come_first_in_a_stable_order() -> None:
     names = [spec.name for spec in judge_specs()]
-    assert names[:2] == ["rules", "claude"]
+    assert names[:4] == ["rules", "claude", "openai-compatible", "file"]
     assert names == [spec.name for spec in judge_specs()]
     assert evalkit.JUDGE_NAMES == tuple(names)
 
 
 def test_unknown_judge_names_the_choices() -> None:
-    with pytest.raises(JudgeError, match="unknown judge 'oracle'; choose one of: rules, claude"):
+    with pytest.raises(
+        JudgeError,
+        match="unknown judge 'oracle'; choose one of: rules, claude, openai-compatible, file",
+    ):
         judge_spec("oracle")
 
 
@@ -114,3 +117,38 @@ def test_plugins_load_once_and_a_broken_one_is_a_one_line_warning(
     assert all(line.startswith("evalkit: warning: judge plugin") for line in err)
     assert make_judge("echo", level=2).info.name == "rules"
     monkeypatch.setattr(registry, "_PLUGINS", None)
+
+
+def test_evalkit_judges_lists_every_judge_with_settings_and_key(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from evalkit.cli import main
+
+    assert main(["judges", "--json"]) == 0
+    listed = {j["name"]: j for j in json.loads(capsys.readouterr().out)["judges"]}
+    assert list(listed)[:4] == ["rules", "claude", "openai-compatible", "file"]
+    assert listed["openai-compatible"]["needs_key"] == "OPENAI_API_KEY"
+    flags = {s["flag"]: s for s in listed["openai-compatible"]["settings"]}
+    assert flags["--base-url"]["type"] == "str" and flags["--repeats"]["default"] == 1
+    assert listed["file"]["settings"][0]["flag"] == "--verdicts"
+    assert main(["judges"]) == 0
+    assert "claude  (API key: $ANTHROPIC_API_KEY)" in capsys.readouterr().out
+
+
+def test_notebook_parameters_become_the_judges_options() -> None:
+    from evalkit.judges.registry import judge_options_from_parameters
+
+    parameters = {
+        "model": "m",
+        "base_url": "",
+        "prompt_dir": "",
+        "repeats": 3,
+        "verdicts": "v.json",
+        "range_id": "x",
+    }
+    options = judge_options_from_parameters("openai-compatible", parameters)
+    assert options == {"model": "m", "base_url": None, "prompt_dir": None, "repeats": 3}
+    assert judge_options_from_parameters("file", parameters) == {"verdicts": "v.json"}
+    assert judge_options_from_parameters("rules", parameters) == {}

@@ -173,7 +173,9 @@ def test_answers_are_on_disk_as_they_arrive_and_survive_a_crash(serve, api_key, 
     assert all(v.status == "scored" for v in resumed.verdicts)
 
 
-def test_errors_and_invalid_answers_are_not_cached(serve, api_key, tmp_path) -> None:
+def test_invalid_answers_are_cached_at_once_but_asked_again_and_errors_are_not_cached(
+    serve, api_key, tmp_path
+) -> None:
     def responder(body: dict[str, Any], attempt: int) -> Reply:
         chk = item_of(body)[0]
         if chk == "CHK-01":
@@ -185,7 +187,8 @@ def test_errors_and_invalid_answers_are_not_cached(serve, api_key, tmp_path) -> 
     api = serve(responder)
     rng, submission = make_range(3), make_submission()
     run(judge_for(api, tmp_path), rng, submission)
-    assert len(cache_files(tmp_path / "cache")) == 1
+    # CHK-01's last (unusable) answer is on disk: it was paid for, and stored on arrival.
+    assert len(cache_files(tmp_path / "cache")) == 2
     assert api.request_count == 4  # CHK-01 twice, CHK-02 once, CHK-03 once
     run(judge_for(api, tmp_path), rng, submission)
     assert api.request_count == 7  # the two failures are asked again, CHK-03 is cached
@@ -312,3 +315,22 @@ def test_missing_key_with_a_partial_cache_is_still_an_error(
     with pytest.raises(JudgeError, match="ANTHROPIC_API_KEY is not set"):
         run(judge_for(api, tmp_path), make_range(3), make_submission())
     assert api.request_count == 2
+
+
+def test_the_cache_key_of_an_existing_claude_answer_is_unchanged() -> None:
+    # Pinned from the Claude judge before it was split into judges/llm: answers cached by
+    # earlier versions must still be found. A change here re-bills every cached answer.
+    from evalkit.judges.claude import ClaudeJudge
+    from tests.test_claude_judge import MODEL
+
+    judge = ClaudeJudge(MODEL, cache_dir=None)
+    bodies = judge.requests_for(make_range(3), make_submission())
+    keys = [
+        cache_key(model=MODEL, prompt_sha256=judge.prompts.sha256, request=body, sample=0)
+        for body in bodies
+    ]
+    assert keys == [
+        "388318d4c55811c4da1fff1db52ad3ddad4392c077b4a50a213fd3af86f6e7ee",
+        "64f374ed7402814ab91d1bdf8365fd3c02f34ca1b67ea174a26e7809d6d70833",
+        "39ff8a0cae401499cc247eec30d46a7c2ad8e93a7b3862797b60367341a4893a",
+    ]

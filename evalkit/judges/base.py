@@ -31,6 +31,8 @@ class JudgeResult:
     usage_by_item: Mapping[str, Usage] = field(default_factory=dict)
     # One JSON-ready record per judge call (request, response, usage), for audit.
     records: tuple[Mapping[str, Any], ...] = ()
+    # Every sample's verdict per item, when the judge drew more than one (repeats).
+    samples: Mapping[str, tuple[Verdict, ...]] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -81,16 +81,25 @@ class CacheEntry:
 
     @property
     def response(self) -> Mapping[str, Any]:
-        return self.data["response"]
+        response: Mapping[str, Any] = self.data["response"]
+        return response
 
 
 class ResponseCache:
     """The cache under ``root``; ``read=False`` ignores what is there but still writes."""
 
-    def __init__(self, root: str | Path, *, read: bool = True, write: bool = True) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        read: bool = True,
+        write: bool = True,
+        secret_env: str | None = API_KEY_ENV,
+    ) -> None:
         self.root = Path(root)
         self.read = read
         self.write = write
+        self.secret_env = secret_env  # the env var whose value must never be written
 
     def path_for(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -119,7 +128,7 @@ class ResponseCache:
             return None
         data = {"format": CACHE_FORMAT, "key": key, **entry}
         blob = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
-        secret = os.environ.get(API_KEY_ENV, "").strip()
+        secret = os.environ.get(self.secret_env, "").strip() if self.secret_env else ""
         if secret and secret.encode("utf-8") in blob:
             raise SecretInCacheError(f"refusing to cache {key[:12]}: it contains the API key")
         path = self.path_for(key)

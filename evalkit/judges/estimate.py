@@ -36,7 +36,6 @@ in the response cache are not subtracted: the estimate is for a cold run.
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -44,8 +43,15 @@ from typing import Any
 from ..errors import JudgeError
 from ..model import Range, Submission
 from .cache import API_KEY_ENV
-from .claude import ClaudeJudge, estimate_tokens, prefix_tokens, redact, stop_message
+from .claude import ClaudeJudge, estimate_tokens, prefix_tokens, stop_message
+from .llm.transport import redact as _redact_key
 from .pricing import cost_usd, min_cacheable_tokens, price_warning
+from .registry import missing_key_error
+
+
+def redact(text: str) -> str:
+    return _redact_key(text, API_KEY_ENV)
+
 
 DEFAULT_OUTPUT_TOKENS_PER_ITEM = 350
 LOCAL_METHOD = "local estimate (characters / 4)"
@@ -71,6 +77,7 @@ class Estimate:
     cost_usd: float | None  # None when the model has no price
     cost_without_cache_usd: float | None
     warning: str | None = None
+    repeats: int = 1  # samples per item (requests = items x repeats)
 
     @property
     def total_input_tokens(self) -> int:
@@ -143,12 +150,19 @@ async def estimate(
     base_url: str | None = None,
     client: Any | None = None,
     concurrency: int = 8,
+    repeats: int = 1,
 ) -> Estimate:
-    """The expected cost of judging ``submission`` against ``rng`` with ``model``."""
+    """The expected cost of judging ``submission`` against ``rng`` with ``model``.
+
+    With ``repeats`` K every item is asked K times: K times the requests, item tokens
+    and output, and the shared prefix is read from the prompt cache by all but the first.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise JudgeError(f"repeats must be an integer >= 1, not {repeats!r}")
     judge = ClaudeJudge(model, prompt_dir=prompt_dir, cache_dir=None, max_tokens=max_tokens)
     bodies = judge.requests_for(rng, submission)
     if not bodies:
-        return _assemble(model, LOCAL_METHOD, 0, 0, [], output_tokens_per_item, None)
+        return _assemble(model, LOCAL_METHOD, 0, 0, [], output_tokens_per_item, None, repeats)
     warning: str | None = None
     method = LOCAL_METHOD
     if use_count_tokens:
@@ -160,7 +174,9 @@ async def estimate(
             prefix, items = _count_locally(bodies)
     else:
         prefix, items = _count_locally(bodies)
-    return _assemble(model, method, len(bodies), prefix, items, output_tokens_per_item, warning)
+    return _assemble(
+        model, method, len(bodies), prefix, items, output_tokens_per_item, warning, repeats
+    )
 
 
 class _CountingFailed(Exception):
@@ -180,11 +196,11 @@ async def _count_tokens(
 
     owned = client is None
     if owned:
-        if not os.environ.get(API_KEY_ENV, "").strip():
-            raise JudgeError(
-                f"{API_KEY_ENV} is not set: token counting needs it "
-                "(or estimate locally, without counting)"
-            )
+        missing = missing_key_error(
+            API_KEY_ENV, "count tokens", without="or estimate locally, without counting"
+        )
+        if missing is not None:
+            raise missing
         client = AsyncAnthropic(base_url=base_url, max_retries=2, timeout=60)
     try:
         return await _count_with_api(bodies, client=client, concurrency=concurrency)
@@ -205,9 +221,10 @@ def _assemble(
     item_tokens: list[int],
     output_per_item: int,
     warning: str | None,
+    repeats: int = 1,
 ) -> Estimate:
-    requests = items  # one call per checkpoint
-    item_total = sum(item_tokens)
+    requests = items * repeats  # one call per checkpoint and sample
+    item_total = sum(item_tokens) * repeats
     cached = prefix >= min_cacheable_tokens(model) and requests > 0
     if cached:
         written, read = prefix, prefix * (requests - 1)
@@ -242,6 +259,7 @@ def _assemble(
         cost_usd=_round(cost_usd(model, usage)),
         cost_without_cache_usd=_round(cost_usd(model, no_cache)),
         warning=warning,
+        repeats=repeats,
     )
 
 

@@ -152,6 +152,23 @@ def judge_options(name: str, **settings: Any) -> dict[str, Any]:
     return {s.name: settings[s.name] for s in spec.settings if s.name in settings}
 
 
+def judge_options_from_parameters(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of judge ``name`` from notebook parameters (papermill's plain values).
+
+    Reads each setting by its own name, so a plugin's settings reach it too; an empty
+    string stands for None where the setting's default is None or a path.
+    """
+    options: dict[str, Any] = {}
+    for setting in judge_spec(name).settings:
+        if setting.name not in parameters:
+            continue
+        value = parameters[setting.name]
+        if value == "" and (setting.default is None or setting.type is Path):
+            value = None
+        options[setting.name] = value
+    return options
+
+
 # --- API keys: one rule for `run` and `estimate` -------------------------------------------
 
 
@@ -163,14 +180,17 @@ def api_key(spec: JudgeSpec, environ: Mapping[str, str] | None = None) -> str | 
     return value or None
 
 
-def require_api_key(spec: JudgeSpec, *, purpose: str) -> str:
-    """The judge's key, or a JudgeError that stops the run before anything is spent."""
-    key = api_key(spec)
-    if key is None:
-        raise JudgeError(
-            f"{spec.name} judge: {purpose} needs {spec.needs_key}; set it in the environment"
-        )
-    return key
+def missing_key_error(
+    env: str, purpose: str, *, without: str = "only a fully cached re-run works without it"
+) -> JudgeError | None:
+    """The one "stop before spending" rule for a missing key, shared by ``run`` and ``estimate``.
+
+    None when ``env`` is set; else the JudgeError to raise before anything starts.
+    ``purpose`` finishes "export it to ..."; ``without`` says what works without the key.
+    """
+    if os.environ.get(env, "").strip():
+        return None
+    return JudgeError(f"{env} is not set: export it to {purpose} ({without})")
 
 
 # --- CLI flags from settings ----------------------------------------------------------------
@@ -266,16 +286,37 @@ register_judge(
     _lazy(".rules", "RulesJudge"),
     help="offline, deterministic: keyword and structure rules (no API key, no cost)",
 )
+_LLM_SETTINGS = (
+    JudgeSetting("prompt_dir", Path, None, "judge prompt templates (default: packaged)"),
+    JudgeSetting("concurrency", int, 8, "judge calls in flight"),
+    JudgeSetting("use_cache", bool, True, "reuse cached judge responses"),
+    JudgeSetting("cache_dir", Path, Path(".evalkit-cache"), "response cache folder"),
+    JudgeSetting("repeats", int, 1, "independent verdicts per item; the majority is kept"),
+)
 register_judge(
     "claude",
     _lazy(".claude", "ClaudeJudge"),
-    (
-        JudgeSetting("model", str, DEFAULT_CLAUDE_MODEL, "judge model id"),
-        JudgeSetting("prompt_dir", Path, None, "judge prompt templates (default: packaged)"),
-        JudgeSetting("concurrency", int, 8, "judge calls in flight"),
-        JudgeSetting("use_cache", bool, True, "reuse cached judge responses"),
-        JudgeSetting("cache_dir", Path, Path(".evalkit-cache"), "response cache folder"),
-    ),
+    (JudgeSetting("model", str, DEFAULT_CLAUDE_MODEL, "judge model id"), *_LLM_SETTINGS),
     help="an LLM judge through the Anthropic Messages API",
     needs_key="ANTHROPIC_API_KEY",
+)
+register_judge(
+    "openai-compatible",
+    _lazy(".llm.openai_compat", "openai_compatible_judge"),
+    (
+        JudgeSetting("model", str, None, "judge model id"),
+        JudgeSetting(
+            "base_url", str, None, "Chat Completions server URL (default: OPENAI_BASE_URL/OpenAI)"
+        ),
+        *_LLM_SETTINGS,
+    ),
+    help="an LLM judge through any OpenAI-compatible Chat Completions server "
+    "(vLLM, Ollama, llama.cpp, OpenAI); needs pip install 'evalkit[openai]'",
+    needs_key="OPENAI_API_KEY",
+)
+register_judge(
+    "file",
+    _lazy(".file", "FileJudge"),
+    (JudgeSetting("verdicts", Path, None, "precomputed verdicts (JSON or JSONL)"),),
+    help="precomputed verdicts from a file, in the LLM judge's answer shape",
 )

@@ -137,6 +137,7 @@ def report_context(ev: Evaluation) -> dict[str, Any]:
     summary = ev.summary
     guidance = MODE_GUIDANCE.get(summary.diagnosis) if summary.diagnosis else None
     verdicts = {verdict.chk_id: verdict for verdict in ev.verdicts}
+    unstable = _unstable_subscores(ev)
     return {
         "strong_pct": STRONG_THRESHOLD_PCT,
         "range_id": ev.range.id,
@@ -182,8 +183,45 @@ def report_context(ev: Evaluation) -> dict[str, Any]:
         "misses": _losses(summary.top_detection_misses),
         "defects": _losses(summary.top_plan_defects),
         "suggestions": _suggestions(ev),
-        "checkpoints": [_checkpoint(ev, item, verdicts.get(item.chk_id)) for item in ev.items],
+        "checkpoints": [
+            {
+                **_checkpoint(ev, item, verdicts.get(item.chk_id)),
+                "unstable": unstable.get(item.chk_id),
+            }
+            for item in ev.items
+        ],
+        "stability": _stability(ev),
     }
+
+
+def _unstable_subscores(ev: Evaluation) -> dict[str, str]:
+    """chk_id -> "detection/evidence, plan/correctness" for every unstable item."""
+    if ev.stability is None:
+        return {}
+    return {
+        item.chk_id: ", ".join(f"{s.dimension}/{s.subscore}" for s in item.subscores if s.unstable)
+        for item in ev.stability.items
+        if item.unstable
+    }
+
+
+def _stability(ev: Evaluation) -> dict[str, Any] | None:
+    if ev.stability is None:
+        return None
+    rows = [
+        {
+            "chk_id": item.chk_id,
+            "subscore": f"{sub.dimension}/{sub.subscore}",
+            "values": " ".join(str(v) for v in sub.values),
+            "kept": sub.kept,
+            "agreement": f"{sub.agreement:.0%}",
+            "flip_rate": f"{sub.flip:.0%}",
+        }
+        for item in ev.stability.items
+        for sub in item.subscores
+        if sub.unstable
+    ]
+    return {"repeats": ev.stability.repeats, "unstable": rows}
 
 
 def _header_rows(ev: Evaluation) -> list[tuple[str, str]]:

@@ -44,6 +44,35 @@ def to_scores_dict(ev: Evaluation) -> dict[str, Any]:
         "meta": _meta(ev),
         "checkpoints": [_checkpoint(item) for item in ev.items],
         "summary": _summary(ev),
+        "stability": _stability(ev),
+    }
+
+
+def _stability(ev: Evaluation) -> dict[str, Any] | None:
+    """The agreement of the judge's K samples; null when it drew one (repeats = 1)."""
+    if ev.stability is None:
+        return None
+    return {
+        "repeats": ev.stability.repeats,
+        "items": [
+            {
+                "chk_id": item.chk_id,
+                "samples": item.samples,
+                "subscores": [
+                    {
+                        "dimension": sub.dimension,
+                        "name": sub.subscore,
+                        "values": list(sub.values),
+                        "kept": sub.kept,
+                        "agreement": round(sub.agreement, 4),
+                        "flip_rate": round(sub.flip, 4),
+                    }
+                    for sub in item.subscores
+                ],
+            }
+            for item in ev.stability.items
+        ],
+        "unstable": list(ev.stability.unstable),
     }
 
 

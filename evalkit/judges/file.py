@@ -1,0 +1,137 @@
+"""The ``file`` judge: precomputed verdicts, read from a file instead of asked for.
+
+Verdicts from another system, a model run elsewhere, or a human review go through
+the same grounding, scoring and reports. The file holds the LLM judge's own answer
+shape, one object per checkpoint, each with a ``chk_id``; it is either a JSON list
+of such objects, a single such object, or JSONL (one object per line)::
+
+    {"chk_id": "CHK-01", "detection": {...}, "plan": null, "penalties": []}
+
+Each object is read by the LLM judge's verdict parser. A checkpoint without an
+object is that item's ``status: error``; an object for an unknown checkpoint, a
+second object for one checkpoint, or an object the parser refuses is a JudgeError
+naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import JudgeError
+from ..model import JudgeInfo, Range, Submission, Verdict
+from .base import JudgeBase, JudgeResult, ProgressCallback
+from .llm.verdict import InvalidAnswer, verdict_from_json
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _list_items(text: str, path: Path) -> Iterator[tuple[int, Any]]:
+    """(line, value) of each element of the top-level JSON list in ``text``."""
+    decoder = json.JSONDecoder()
+    index = text.index("[") + 1
+    while True:
+        while index < len(text) and text[index] in " \t\r\n,":
+            index += 1
+        if index >= len(text) or text[index] == "]":
+            return
+        try:
+            value, end = decoder.raw_decode(text, index)
+        except ValueError as exc:
+            raise JudgeError(f"not valid JSON: {exc}", path=path) from None
+        yield _line_of(text, index), value
+        index = end
+
+
+def read_objects(path: Path) -> list[tuple[int, Any]]:
+    """Every (line, object) of a verdicts file: a JSON list, one JSON object, or JSONL."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise JudgeError("verdicts file not found", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise JudgeError(f"verdicts file is not UTF-8 text ({exc.reason})", path=path) from None
+    except OSError as exc:
+        raise JudgeError(f"cannot read the verdicts file: {exc.strerror}", path=path) from None
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    else:
+        if isinstance(whole, list):
+            return list(_list_items(text, path))
+        start = len(text) - len(text.lstrip())
+        return [(_line_of(text, start), whole)]
+    objects: list[tuple[int, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            objects.append((number, json.loads(line)))
+        except ValueError as exc:
+            raise JudgeError(f"not valid JSON or JSONL: {exc}", path=path, line=number) from None
+    return objects
+
+
+class FileJudge(JudgeBase):
+    """Verdicts read from ``verdicts`` (see the module docstring)."""
+
+    def __init__(self, verdicts: str | Path | None = None) -> None:
+        if verdicts is None or str(verdicts) == "":
+            raise JudgeError("file judge: --verdicts PATH is required")
+        self.path = Path(verdicts)
+
+    @property
+    def info(self) -> JudgeInfo:
+        return JudgeInfo(name="file", evaluator_model=self.path.name)
+
+    def _read(self, rng: Range) -> dict[str, Verdict]:
+        checkpoints = {checkpoint.id: checkpoint for checkpoint in rng.checkpoints}
+        found: dict[str, Verdict] = {}
+        for line, data in read_objects(self.path):
+            if not isinstance(data, dict) or not isinstance(data.get("chk_id"), str):
+                raise JudgeError(
+                    "each verdict must be a JSON object with a chk_id", path=self.path, line=line
+                )
+            answer = dict(data)
+            chk_id = answer.pop("chk_id")
+            checkpoint = checkpoints.get(chk_id)
+            if checkpoint is None:
+                raise JudgeError(
+                    f"verdict for {chk_id}, which the {rng.id} checklist does not have",
+                    path=self.path,
+                    line=line,
+                )
+            if chk_id in found:
+                raise JudgeError(f"a second verdict for {chk_id}", path=self.path, line=line)
+            try:
+                found[chk_id] = verdict_from_json(checkpoint, answer)
+            except InvalidAnswer as exc:
+                raise JudgeError(f"{chk_id}: {exc.problem}", path=self.path, line=line) from None
+        return found
+
+    def preflight(self, rng: Range, submission: Submission) -> int:
+        self._read(rng)
+        return 0
+
+    async def judge(
+        self,
+        rng: Range,
+        submission: Submission,
+        *,
+        on_item_done: ProgressCallback | None = None,
+    ) -> JudgeResult:
+        found = self._read(rng)
+        verdicts = []
+        for checkpoint in rng.checkpoints:
+            verdict = found.get(checkpoint.id) or Verdict.failed(
+                checkpoint.id, f"no verdict for {checkpoint.id} in {self.path}"
+            )
+            verdicts.append(verdict)
+            if on_item_done is not None:
+                on_item_done(checkpoint.id)
+        return JudgeResult(verdicts=tuple(verdicts))

@@ -1,0 +1,1 @@
+"""The provider-neutral LLM judge: prompts, verdict, runner, and one transport per provider."""

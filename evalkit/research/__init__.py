@@ -1,0 +1,1 @@
+"""Research tools: statistics over judge verdicts (stability, calibration, comparison)."""
