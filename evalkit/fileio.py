@@ -48,8 +48,20 @@ _MIN_SECRET_LENGTH = 8
 # --------------------------------------------------------------------------- secrets
 
 
+def _secret_env_vars() -> set[str]:
+    """The known key variables plus the key variable of every registered judge (plugins too)."""
+    names = set(SECRET_ENV_VARS)
+    try:
+        from .judges.registry import judge_specs
+
+        names.update(spec.needs_key for spec in judge_specs() if spec.needs_key)
+    except Exception:  # a broken plugin must never stop an output from being written
+        pass
+    return names
+
+
 def _secret_values() -> list[str]:
-    values = {os.environ.get(name, "").strip() for name in SECRET_ENV_VARS}
+    values = {os.environ.get(name, "").strip() for name in _secret_env_vars()}
     # Longest first, so a key that contains another is replaced whole.
     return sorted((v for v in values if len(v) >= _MIN_SECRET_LENGTH), key=len, reverse=True)
 
