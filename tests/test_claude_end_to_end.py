@@ -193,7 +193,7 @@ def test_a_key_echoed_by_the_judge_is_redacted_from_every_output(workspace):
     assert result.returncode == 0, result.stderr
     out = workspace / f"runs/demo/ssh-miner/evaluations/claude-{MODEL}"
     text = all_text_under(out)
-    assert "[REDACTED]" in (out / "scores.json").read_text()
+    # Redacted (by the judge's answer handling or by the guarded writer), never written.
     assert KEY not in text and "E2E-SECRET" not in text
 
 
