@@ -79,6 +79,11 @@ def execute(
     out_dir = plan.out_dir
     root = plan.output_root
     with evaluation_lock(out_dir, root=root):
+        # Holding the lock, anything staged or retired by a run that was killed is stale.
+        for stale in out_dir.parent.glob(f".{out_dir.name}.staging-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        for stale in out_dir.parent.glob(f".{out_dir.name}.old-*"):
+            shutil.rmtree(stale, ignore_errors=True)
         staging = out_dir.parent / f".{out_dir.name}.staging-{secrets.token_hex(4)}"
         make_folder(staging, root=root)
         running = staging / NOTEBOOK_NAME

@@ -195,6 +195,10 @@ def test_the_kernel_stops_when_its_cli_dies(workspace: Path):
             last = current
         time.sleep(1.0)
         assert beat.read_text() == last, "the kernel kept running after its CLI died"
+        # The next run cleans what the killed one had staged.
+        assert list((workspace / EVALUATIONS).glob(".rules.staging-*"))
+        assert run_cli(*RUN, cwd=workspace).returncode == 0
+        assert not list((workspace / EVALUATIONS).glob(".rules.staging-*"))
     finally:
         if cli.poll() is None:
             cli.kill()
