@@ -23,7 +23,7 @@ import io
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,11 +31,12 @@ from typing import Any
 
 from .checklist import list_ranges, load_range
 from .errors import EvalkitError
-from .judges import judge_options, make_judge
+from .judges import Judge, make_judge
 from .model import JudgeInfo, Range
 from .notebook import HTML_NAME, NOTEBOOK_NAME
 from .render import REPORT_FILENAME, SCORES_FILENAME
 from .render.verdicts_json import VERDICTS_FILENAME
+from .runplan import RunPlan
 from .runs import list_runs, load_submission
 
 INDEX_COLUMNS: tuple[str, ...] = (
@@ -68,24 +69,29 @@ class Settings:
     ranges_dir: Path
     runs_dir: Path
     judge: str = "rules"
-    model: str = ""
-    prompt_dir: Path | None = None
-    concurrency: int = 8
-    use_cache: bool = True
-    cache_dir: Path = Path(".evalkit-cache")
+    # The judge's settings, by the registry's names (judges.registry); absolute paths.
+    judge_settings: Mapping[str, Any] = field(default_factory=dict)
     notebook: Path | None = None
     cell_timeout: float | None = None
     with_notebook: bool = True
     workspace: Path = field(default_factory=Path.cwd)
 
-    def judge_settings(self) -> dict[str, Any]:
-        return dict(
-            model=self.model,
-            prompt_dir=str(self.prompt_dir.resolve()) if self.prompt_dir else None,
-            concurrency=self.concurrency,
-            use_cache=self.use_cache,
-            cache_dir=str(self.cache_dir.resolve()),
+    def plan(self, run: str, range_id: str, out_dir: Path | None = None) -> RunPlan:
+        """The one evaluation's plan, exactly as ``evalkit run`` would build it."""
+        return RunPlan.build(
+            range_id=range_id,
+            run_id=run,
+            judge=self.judge,
+            ranges_dir=self.ranges_dir,
+            runs_dir=self.runs_dir,
+            out_dir=out_dir,
+            judge_settings=self.judge_settings,
+            notebook=self.notebook,
+            base=self.workspace,
         )
+
+    def make_judge(self) -> Judge:
+        return make_judge(self.judge, **dict(self.judge_settings))
 
 
 @dataclass(frozen=True)
@@ -117,9 +123,7 @@ class BatchPlan:
 
 
 def out_dir_for(settings: Settings, run: str, range_id: str) -> Path:
-    from .cli import default_out_dir
-
-    return default_out_dir(settings.runs_dir, run, range_id, settings.judge, settings.model)
+    return settings.plan(run, range_id).out_dir
 
 
 def _matches(name: str, patterns: Sequence[str] | None) -> bool:
@@ -182,9 +186,8 @@ def plan_batch(
     A judge that can tell it cannot run at all (``preflight``) stops the batch here,
     before anything is executed.
     """
-    judge = make_judge(settings.judge, **judge_options(settings.judge, **settings.judge_settings()))
+    judge = settings.make_judge()
     info: JudgeInfo = judge.info
-    preflight = getattr(judge, "preflight", None)
     plan = BatchPlan(todo=[], skipped=[], failed=[])
     ranges: dict[str, Range | EvalkitError] = {}
     for run, range_id in pairs:
@@ -201,8 +204,7 @@ def plan_batch(
         except EvalkitError as exc:
             plan.failed.append(Outcome(run, range_id, "failed", f"bad input: {exc}"))
             continue
-        if preflight is not None:
-            preflight(rng, submission)
+        judge.preflight(rng, submission)
         task = Task(run, range_id, out_dir_for(settings, run, range_id).resolve(), settings)
         expected = {
             "inputs": {
@@ -244,20 +246,8 @@ def _execute_notebook(task: Task) -> None:
     from .notebook import execute
 
     settings = task.settings
-    judge_settings = settings.judge_settings()
-    parameters = dict(
-        range_id=task.range,
-        run_id=task.run,
-        judge=settings.judge,
-        ranges_dir=str(settings.ranges_dir.resolve()),
-        runs_dir=str(settings.runs_dir.resolve()),
-        model_under_test="",
-        **{**judge_settings, "prompt_dir": judge_settings["prompt_dir"] or ""},
-    )
     execute(
-        parameters,
-        task.out_dir,
-        notebook=settings.notebook,
+        settings.plan(task.run, task.range, task.out_dir),
         progress=False,
         cell_timeout=settings.cell_timeout,
         workspace=settings.workspace,
@@ -272,7 +262,7 @@ def evaluate_in_process(task: Task) -> None:
     settings = task.settings
     rng = load_range(settings.ranges_dir, task.range)
     submission = load_submission(settings.runs_dir, task.run, rng)
-    judge = make_judge(settings.judge, **judge_options(settings.judge, **settings.judge_settings()))
+    judge = settings.make_judge()
     write_outputs(evaluate(rng, submission, judge), task.out_dir)
 
 

@@ -5,8 +5,10 @@
     evalkit validate PATH...
     evalkit ranges [--ranges-dir DIR]
 
-Every failure is one line on stderr and a non-zero exit: 2 for bad input
-(checklist, run folder, arguments), 1 for a failed evaluation.
+Every failure is one line on stderr. Exit codes: 0 when every item was scored;
+3 when the evaluation is complete on disk but some items errored (0 with
+--allow-incomplete); 1 for a failure (judge, notebook, output); 2 for bad input
+(checklist, run folder, arguments).
 """
 
 from __future__ import annotations
@@ -17,22 +19,28 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .checklist import CHECKLIST_FILENAME, list_ranges, load_checklist, load_range
-from .errors import ChecklistError, ChecklistErrors, EvalkitError, NotebookError
-from .judges import DEFAULT_CLAUDE_MODEL, judge_spec, make_judge
-from .judges.registry import add_judge_arguments, judge_settings_from_args, notebook_parameters
+from .errors import (
+    ChecklistError,
+    ChecklistErrors,
+    EvalkitError,
+    JudgeError,
+    NotebookError,
+    OutputError,
+)
+from .judges import DEFAULT_CLAUDE_MODEL, judge_spec
+from .judges.registry import add_judge_arguments, judge_settings_from_args
 from .runs import load_submission
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+if TYPE_CHECKING:
+    from .model import Tally
+    from .render.scores_json import ScoresSummary
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 DEFAULT_MODEL = DEFAULT_CLAUDE_MODEL
-
-
-def default_out_dir(runs_dir: Path, run_id: str, range_id: str, judge: str, model: str) -> Path:
-    """``runs/<run>/<range>/evaluations/<judge>``: judges (and judge models) never collide."""
-    name = judge if judge == "rules" else f"{judge}-{model}"
-    return runs_dir / run_id / range_id / "evaluations" / name
 
 
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
@@ -74,6 +82,17 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="PATH",
         help="a modified evaluation notebook to execute (default: notebooks/evaluate.ipynb)",
+    )
+    run.add_argument(
+        "--allow-outside-inputs",
+        action="store_true",
+        help="read inputs that resolve (through symlinks) outside --ranges-dir/--runs-dir;"
+        " scores.json records it as meta.inputs_outside",
+    )
+    run.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="exit 0, not 3, when the evaluation was written but some items errored",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)
@@ -179,73 +198,62 @@ def _check_writable_folder(folder: Path) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .notebook import execute
+    from .render.scores_json import read_scores_summary
+    from .runplan import RunPlan
 
-    if args.concurrency is not None and args.concurrency < 1:
-        raise EvalkitError("--concurrency must be at least 1")
     names = _ranges_of_run(args)
     spec = judge_spec(args.judge)
-    options = judge_settings_from_args(args, spec)
-    settings = notebook_parameters(args, spec)
+    settings = judge_settings_from_args(args, spec)
     # Check every input before executing anything, so bad input overwrites nothing.
-    plans = []
+    plans: list[RunPlan] = []
     for name in names:
-        rng = load_range(args.ranges_dir, name)
-        submission = load_submission(
-            args.runs_dir, args.run, rng, model_under_test=args.model_under_test or None
-        )
-        judge = make_judge(args.judge, **options)
-        # A backend that can tell, without calling out, that it cannot run (no API key for
-        # answers the cache lacks) says so here, before any notebook starts.
-        judge.preflight(rng, submission)
         out = args.out if args.out and len(names) == 1 else None
         if args.out and len(names) > 1:
             out = args.out / name
-        out = (
-            out
-            or default_out_dir(
-                args.runs_dir, args.run, name, args.judge, judge.info.evaluator_model
-            )
-        ).resolve()
-        _check_writable_folder(out)
-        plans.append((name, out))
-
-    for name, out in plans:
-        parameters = dict(
+        plan = RunPlan.build(
             range_id=name,
             run_id=args.run,
             judge=args.judge,
-            ranges_dir=str(args.ranges_dir.resolve()),
-            runs_dir=str(args.runs_dir.resolve()),
+            ranges_dir=args.ranges_dir,
+            runs_dir=args.runs_dir,
+            out_dir=out,
+            judge_settings=settings,
             model_under_test=args.model_under_test,
-            **settings,
-        )
-        # The working directory is the workspace: the record names paths relative to it.
-        result = execute(
-            parameters,
-            out,
+            allow_outside_inputs=args.allow_outside_inputs,
             notebook=args.notebook,
-            progress=not args.quiet,
-            workspace=Path.cwd(),
+            base=Path.cwd(),
         )
-        summary = json.loads(result.scores.read_text(encoding="utf-8"))["summary"]
-        print(_one_line_summary(name, summary))
+        rng, submission = plan.load_inputs()
+        judge = plan.make_judge()
+        # A backend that can tell, without calling out, that it cannot run (no API key for
+        # answers the cache lacks) says so here, before any notebook starts.
+        judge.preflight(rng, submission)
+        plan.check_out_dir()
+        _check_writable_folder(plan.out_dir)
+        plans.append(plan)
+
+    incomplete = False
+    for plan in plans:
+        # The working directory is the workspace: the record names paths relative to it.
+        result = execute(plan, progress=not args.quiet, workspace=Path.cwd())
+        summary = read_scores_summary(result.scores)
+        incomplete = incomplete or not summary.complete
+        print(_one_line_summary(plan.range_id, summary))
         print(f"  notebook: {result.notebook}")
         print(f"  report:   {result.report}")
         print(f"  scores:   {result.scores}")
-    return EXIT_OK
+    return EXIT_INCOMPLETE if incomplete and not args.allow_incomplete else EXIT_OK
 
 
-def _one_line_summary(name: str, summary: dict) -> str:
-    def part(label: str, tally: dict) -> str:
-        pct = "n/a" if tally["pct"] is None else f"{tally['pct']:.1f}%"
-        return f"{label} {tally['score']}/{tally['max']} ({pct}, {tally['level'] or 'n/a'})"
+def _one_line_summary(name: str, summary: ScoresSummary) -> str:
+    def part(label: str, tally: Tally) -> str:
+        pct = "n/a" if tally.pct is None else f"{tally.pct:.1f}%"
+        return f"{label} {tally.score}/{tally.max} ({pct}, {tally.level or 'n/a'})"
 
-    incomplete = (
-        "" if summary["complete"] else f"  INCOMPLETE: {len(summary['errored'])} item(s) errored"
-    )
+    incomplete = "" if summary.complete else f"  INCOMPLETE: {len(summary.errored)} item(s) errored"
     return (
-        f"{name}: {part('detection', summary['detection'])}, {part('plan', summary['plan'])}"
-        f" -> {summary['diagnosis'] or 'no diagnosis'}{incomplete}"
+        f"{name}: {part('detection', summary.detection)}, {part('plan', summary.plan)}"
+        f" -> {summary.diagnosis or 'no diagnosis'}{incomplete}"
     )
 
 
@@ -395,7 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except NotebookError as exc:
+    except (NotebookError, JudgeError, OutputError) as exc:
+        # The input was fine; the judge or writing the outputs failed.
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except EvalkitError as exc:

@@ -47,6 +47,7 @@ from .model import (
     SubScoreVerdict,
     Verdict,
 )
+from .penalties import PENALTY_SOURCES
 from .screening import Mask, Screening
 from .textnorm import fold
 
@@ -274,11 +275,6 @@ class Sources:
 
 DETECTION_SOURCES: tuple[SourceName, ...] = ("report",)
 PLAN_SOURCES: tuple[SourceName, ...] = ("plan", "report")
-PENALTY_SOURCES: dict[str, tuple[SourceName, ...]] = {
-    "fabrication": ("report", "plan"),
-    "wrong_attribution": ("report",),
-    "dangerous_advice": ("plan", "report"),
-}
 
 
 def ground_subscore(

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .penalties import PENALTY_RULE_NAMES
+
 Scope = Literal["both", "detection-only", "plan-only"]
 SCOPES: tuple[str, ...] = ("both", "detection-only", "plan-only")
 
@@ -27,7 +29,9 @@ SUBSCORES: Mapping[str, tuple[str, ...]] = {
 }
 
 PenaltyRule = Literal["fabrication", "wrong_attribution", "dangerous_advice"]
-PENALTY_RULES: tuple[str, ...] = ("fabrication", "wrong_attribution", "dangerous_advice")
+# The rules themselves (what each zeroes, where its quote may come from) live in penalties.py;
+# tests/test_penalties.py checks that this Literal names the same rules.
+PENALTY_RULES: tuple[str, ...] = PENALTY_RULE_NAMES
 
 REPORT_KINDS: tuple[str, ...] = ("intrusion-report", "vuln-report", "baseline-report")
 PLAN_FILENAME = "remediation-plan.md"
@@ -163,6 +167,9 @@ class Submission:
     plan: Document
     model_under_test: str | None = None
     notes: str | None = None
+    # True when a document resolved outside the runs folder and was read anyway
+    # (--allow-outside-inputs); scores.json records it as meta.inputs_outside.
+    inputs_outside: bool = False
 
     def document(self, kind: SourceName) -> Document:
         return self.report if kind == "report" else self.plan

@@ -1,14 +1,16 @@
 """Execute the evaluation notebook with papermill, leaving it as the audit record.
 
 The executed notebook, ``scores.json`` and ``evaluation-report.md`` land in
-one output folder. The notebook runs under a temporary name and takes its
-final name only on success, so a failed run never replaces a good record;
-the failed notebook is kept as ``evaluation.failed.ipynb`` for inspection.
+one output folder, published together: the notebook runs in a staging folder
+that is swapped in only on success, so a failed run never replaces a good
+record; the failed notebook is kept as ``evaluation.failed.ipynb``.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,14 +19,25 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import NotebookError
+from .errors import NotebookError, OutputError
+from .fileio import evaluation_lock, make_folder, write_bytes_atomic
+from .runplan import PARENT_PID_ENV, WORKSPACE_ENV, RunPlan
 
 NOTEBOOK_NAME = "evaluation.ipynb"
 FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
 HTML_NAME = "evaluation.html"
 # Parameters holding a path: passed relative to the workspace when one is given, so the
 # record names no absolute local path.
-PATH_PARAMETERS = ("ranges_dir", "runs_dir", "out_dir", "prompt_dir", "cache_dir", "replay_from")
+PATH_PARAMETERS = (
+    "ranges_dir",
+    "runs_dir",
+    "out_dir",
+    "prompt_dir",
+    "cache_dir",
+    "verdicts",
+    "replay_from",
+    "evaluations",
+)
 
 
 def template_path(name: str = "evaluate.ipynb") -> Path:
@@ -57,7 +70,8 @@ class NotebookRun:
 
     @property
     def html(self) -> Path:
-        return self.out_dir / HTML_NAME
+        """The record as a page without code cells, beside the notebook."""
+        return self.notebook.with_suffix(".html")
 
 
 def _relative_to(workspace: Path, value: Any) -> Any:
@@ -74,49 +88,69 @@ def _relative_to(workspace: Path, value: Any) -> Any:
 
 
 def execute(
-    parameters: dict[str, Any],
-    out_dir: Path,
+    plan: RunPlan,
     *,
-    notebook: Path | None = None,
     progress: bool = True,
     kernel_name: str | None = None,
     cell_timeout: float | None = None,
     workspace: Path | None = None,
     html: bool = True,
-    record_name: str = NOTEBOOK_NAME,
 ) -> NotebookRun:
-    """Run the notebook with ``parameters`` in ``out_dir``; raise NotebookError on failure.
+    """Run the evaluation notebook for ``plan``; its outputs appear in ``plan.out_dir`` at once.
 
-    With ``progress``, the notebook's stderr is streamed to ours as it runs, so the
-    per-checkpoint progress bar the notebook draws is live in the terminal too.
+    See :func:`execute_notebook`, which this calls with the plan's parameters.
+    """
+    return execute_notebook(
+        plan.notebook or template_path(),
+        plan.to_parameters(),
+        plan.out_dir,
+        root=plan.output_root,
+        progress=progress,
+        kernel_name=kernel_name,
+        cell_timeout=cell_timeout,
+        workspace=workspace,
+        html=html,
+    )
+
+
+def execute_notebook(
+    template: Path,
+    parameters: dict[str, Any],
+    out_dir: Path,
+    *,
+    root: Path | None = None,
+    record_name: str = NOTEBOOK_NAME,
+    progress: bool = True,
+    kernel_name: str | None = None,
+    cell_timeout: float | None = None,
+    workspace: Path | None = None,
+    html: bool = True,
+) -> NotebookRun:
+    """Run ``template`` with ``parameters``; its outputs appear in ``out_dir`` all at once.
+
+    One run at a time holds the output folder's lock. The notebook executes into a
+    fresh staging folder beside the output folder (its ``out_dir`` parameter points
+    there); only when it succeeds is the staging folder swapped in, so the notebook,
+    the files it writes and its HTML page are published together, and a failed run
+    leaves every earlier file as it was (its notebook is kept as
+    ``<record>.failed.ipynb`` in the output folder). No folder below ``root``
+    (default: the output folder's parent) may be a symlink. The kernel learns this
+    process's pid and stops when it dies.
+
     ``cell_timeout`` (seconds) fails a cell that runs longer, and the kept failed
-    notebook says so. With ``workspace``, the kernel runs there and path parameters
-    are given relative to it, so the record carries no absolute local path. With
-    ``html``, the executed notebook is also exported beside it as ``evaluation.html``.
-    ``record_name`` names the executed notebook (``calibration.ipynb`` for
-    ``evalkit calibrate``); a failed one keeps the name with ``.failed``.
+    notebook says so (papermill does not). With ``workspace``, the kernel runs there
+    and path parameters are given relative to it, so the record names no absolute
+    local path. With ``html``, the executed notebook is also exported beside it
+    (``evaluation.html``) without code cells. With ``progress``, the notebook's
+    progress bar is streamed to our terminal as it runs.
     """
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NotebookError(
-            f"cannot create the output folder: {exc.strerror}", path=out_dir
-        ) from exc
+    root = root or out_dir.parent
     stem = record_name.removesuffix(".ipynb")
-    running = out_dir / f".{stem}.running.ipynb"
-    final = out_dir / record_name
     failed = f"{stem}.failed.ipynb"
-    given = {**parameters, "out_dir": str(out_dir)}
-    if workspace is not None:
-        workspace = workspace.resolve()
-        given = {
-            key: _relative_to(workspace, value) if key in PATH_PARAMETERS else value
-            for key, value in given.items()
-        }
     warming = None
     if html:
         import threading
@@ -126,53 +160,166 @@ def execute(
         # The HTML exporter loads while the kernel works and this process mostly waits.
         warming = threading.Thread(target=warm_up, name="evalkit-html", daemon=True)
         warming.start()
-    try:
-        with _kernel_chatter_silenced() as terminal:
-            papermill.execute_notebook(
-                str(notebook or template_path()),
-                str(running),
-                parameters=given,
-                # Papermill's own per-cell bar would garble the streamed per-item bar.
-                progress_bar=False,
-                stderr_file=terminal if progress else None,
-                stdout_file=_ProgressLines(terminal) if progress else None,
-                kernel_name=kernel_name,
-                cwd=str(workspace or out_dir),
-                execution_timeout=cell_timeout,
-            )
-    except CellTimeoutError as exc:
-        # Papermill leaves a timed-out cell looking like a finished one: flag it.
-        cell = _flag_timeout(running, cell_timeout)
-        _keep_failed(running, out_dir / failed)
-        raise NotebookError(
-            f"notebook cell {cell} timed out after {cell_timeout:g} s",
-            path=out_dir / failed,
-        ) from exc
-    except DeadKernelError as exc:
-        _keep_failed(running, out_dir / failed)
-        raise NotebookError(
-            f"the notebook's kernel died: {_first_line(str(exc))}",
-            path=out_dir / failed,
-        ) from exc
-    except PapermillExecutionError as exc:
-        _keep_failed(running, out_dir / failed)
-        # evalue already names file:line for evalkit's own errors.
-        raise NotebookError(
-            f"notebook cell {exc.exec_count} failed: {exc.ename}: {_first_line(exc.evalue)}",
-            path=out_dir / failed,
-        ) from exc
-    except Exception as exc:
-        _keep_failed(running, out_dir / failed)
-        raise NotebookError(f"could not execute the notebook: {_first_line(str(exc))}") from exc
-    _drop_local_paths(running, record_name)
-    os.replace(running, final)
-    result = NotebookRun(notebook=final, out_dir=out_dir)
-    if warming is not None:
-        from .render.html import export_html
+    with evaluation_lock(out_dir, root=root):
+        # Holding the lock, anything staged or retired by a run that was killed is stale.
+        for stale in out_dir.parent.glob(f".{out_dir.name}.staging-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        for stale in out_dir.parent.glob(f".{out_dir.name}.old-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = out_dir.parent / f".{out_dir.name}.staging-{secrets.token_hex(4)}"
+        make_folder(staging, root=root)
+        running = staging / record_name
+        given = {**parameters, "out_dir": str(staging)}
+        if workspace is not None:
+            workspace = workspace.resolve()
+            given = {
+                key: _relative_to(workspace, value) if key in PATH_PARAMETERS else value
+                for key, value in given.items()
+            }
+        try:
+            try:
+                with _kernel_chatter_silenced() as terminal, _kernel_environment(workspace):
+                    papermill.execute_notebook(
+                        str(template),
+                        str(running),
+                        parameters=given,
+                        # Papermill's own per-cell bar would garble the streamed per-item bar.
+                        progress_bar=False,
+                        stderr_file=terminal if progress else None,
+                        stdout_file=_ProgressLines(terminal) if progress else None,
+                        kernel_name=kernel_name,
+                        cwd=str(workspace or staging),
+                        execution_timeout=cell_timeout,
+                    )
+            except CellTimeoutError as exc:
+                # Papermill leaves a timed-out cell looking like a finished one: flag it.
+                cell = _flag_timeout(running, cell_timeout)
+                _keep_failed(running, out_dir / failed, root)
+                raise NotebookError(
+                    f"notebook cell {cell} timed out after {cell_timeout:g} s",
+                    path=out_dir / failed,
+                ) from exc
+            except DeadKernelError as exc:
+                _keep_failed(running, out_dir / failed, root)
+                raise NotebookError(
+                    f"the notebook's kernel died: {_first_line(str(exc))}",
+                    path=out_dir / failed,
+                ) from exc
+            except PapermillExecutionError as exc:
+                _keep_failed(running, out_dir / failed, root)
+                # evalue already names file:line for evalkit's own errors.
+                raise NotebookError(
+                    f"notebook cell {exc.exec_count} failed: {exc.ename}: "
+                    f"{_first_line(exc.evalue)}",
+                    path=out_dir / failed,
+                ) from exc
+            except Exception as exc:
+                _keep_failed(running, out_dir / failed, root)
+                raise NotebookError(
+                    f"could not execute the notebook: {_first_line(str(exc))}"
+                ) from exc
+            _drop_local_paths(running, record_name)
+            # The notebook shows what the judge said; a key echoed there is redacted too.
+            write_bytes_atomic(running, running.read_bytes())
+            if warming is not None:
+                from .render.html import export_html
 
-        warming.join()
-        export_html(final, final.with_suffix(".html"))
-    return result
+                warming.join()
+                export_html(running, running.with_suffix(".html"))
+            _publish(staging, out_dir, failed)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return NotebookRun(notebook=out_dir / record_name, out_dir=out_dir)
+
+
+def _publish(staging: Path, out_dir: Path, failed: str) -> None:
+    """Swap the staging folder in as ``out_dir``; the old folder goes away only after.
+
+    Files of the old folder that this run did not write (a user's notes) are
+    carried over, so publishing replaces only what the run produced; the failed
+    notebook of an earlier run is dropped, since this run succeeded.
+    """
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise OutputError("refusing to replace a symlink or file", path=out_dir)
+    if out_dir.is_dir():
+        for entry in out_dir.iterdir():
+            if entry.name == failed or (staging / entry.name).exists():
+                continue
+            if entry.is_file() and not entry.is_symlink():
+                os.link(entry, staging / entry.name)
+            elif entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry, staging / entry.name, symlinks=True)
+        retired = out_dir.parent / f".{out_dir.name}.old-{secrets.token_hex(4)}"
+        os.replace(out_dir, retired)
+        try:
+            os.replace(staging, out_dir)
+        except OSError:
+            os.replace(retired, out_dir)  # put the old record back
+            raise
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.replace(staging, out_dir)
+
+
+@contextmanager
+def _kernel_environment(workspace: Path | None) -> Iterator[None]:
+    """What the kernel (which inherits our environment) must know: this process's pid, to
+    stop when it dies, and the workspace its relative path parameters are relative to."""
+    given = {PARENT_PID_ENV: str(os.getpid())}
+    if workspace is not None:
+        given[WORKSPACE_ENV] = str(workspace)
+    previous = {name: os.environ.get(name) for name in given}
+    os.environ.update(given)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextmanager
+def _kernel_chatter_silenced() -> Iterator[TextIO]:
+    """Send what the kernel process itself logs (start-up warnings) away from the terminal.
+
+    The kernel inherits this process's stderr; its log lines ("Kernel is running
+    over TCP without encryption") would break the one-line error contract. The
+    notebook's own stderr (progress bars, warnings) still reaches the terminal
+    through the returned stream. Where stderr is not a real file descriptor
+    (some embedding hosts), nothing is redirected.
+    """
+    try:
+        stderr_fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield sys.stderr
+        return
+    sys.stderr.flush()
+    saved = os.dup(stderr_fd)
+    terminal = os.fdopen(os.dup(saved), "w", buffering=1)
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), stderr_fd)
+            try:
+                yield terminal
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, stderr_fd)
+    finally:
+        os.close(saved)
+        terminal.close()
+
+
+def _keep_failed(running: Path, failed: Path, root: Path) -> None:
+    """Keep the failed notebook for inspection; no earlier output is touched."""
+    if running.is_file() and not running.is_symlink():
+        write_bytes_atomic(failed, running.read_bytes(), root=root)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else "(no message)"
 
 
 def _drop_local_paths(path: Path, record_name: str) -> None:
@@ -237,44 +384,3 @@ class _ProgressLines:
 
     def flush(self) -> None:
         self.terminal.flush()
-
-
-@contextmanager
-def _kernel_chatter_silenced() -> Iterator[TextIO]:
-    """Send what the kernel process itself logs (start-up warnings) away from the terminal.
-
-    The kernel inherits this process's stderr; its log lines ("Kernel is running
-    over TCP without encryption") would break the one-line error contract. The
-    notebook's own stderr (progress bars, warnings) still reaches the terminal
-    through the returned stream. Where stderr is not a real file descriptor
-    (some embedding hosts), nothing is redirected.
-    """
-    try:
-        stderr_fd = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        yield sys.stderr
-        return
-    sys.stderr.flush()
-    saved = os.dup(stderr_fd)
-    terminal = os.fdopen(os.dup(saved), "w", buffering=1)
-    try:
-        with open(os.devnull, "w") as sink:
-            os.dup2(sink.fileno(), stderr_fd)
-            try:
-                yield terminal
-            finally:
-                sys.stderr.flush()
-                os.dup2(saved, stderr_fd)
-    finally:
-        os.close(saved)
-        terminal.close()
-
-
-def _keep_failed(running: Path, failed: Path) -> None:
-    if running.exists():
-        os.replace(running, failed)
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return lines[0] if lines else "(no message)"

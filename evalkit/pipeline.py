@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from ._version import __version__
+from .errors import RunError
 from .grounding import Sources, ground_verdict
 from .judges import Judge, JudgeResult
 from .model import Evaluation, Range, Submission
@@ -86,7 +87,7 @@ def evaluate(
 ) -> Evaluation:
     """Judge every checkpoint, ground the verdicts, score them, and bundle it all."""
     if submission.range_id != rng.id:
-        raise ValueError(f"submission is for range {submission.range_id!r}, not {rng.id!r}")
+        raise RunError(f"submission is for range {submission.range_id!r}, not {rng.id!r}")
     on_item_done = (
         _progress_bar(len(rng.checkpoints), f"judging {rng.id} ({judge.info.name})")
         if progress
@@ -103,7 +104,7 @@ def evaluate(
         range=rng,
         submission=submission,
         judge=judge.info,
-        timestamp=timestamp or utc_timestamp(),
+        timestamp=timestamp or result.timestamp or utc_timestamp(),
         evalkit_version=__version__,
         items=items,
         summary=summary,

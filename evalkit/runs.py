@@ -21,6 +21,7 @@ import yaml
 
 from .checklist import natural_key
 from .errors import RunError
+from .fileio import confined, is_outside
 from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
 from .textnorm import fold
 
@@ -53,11 +54,16 @@ def load_submission(
     *,
     model_under_test: str | None = None,
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    allow_outside_inputs: bool = False,
 ) -> Submission:
     """Read the report and plan of ``rng`` in run ``run_id``.
 
     ``model_under_test``, when given, overrides the one in run.yaml. A document
-    larger than ``max_document_bytes`` is refused with a :class:`RunError`.
+    larger than ``max_document_bytes`` is refused with a :class:`RunError`. Every
+    file read must resolve (symlinks followed) inside ``runs_dir``: the run folder is
+    the agent's to write, and a planted link to a secret would otherwise be read,
+    scored and sent to the judge. ``allow_outside_inputs`` lifts that, and the
+    submission records that it did.
     """
     # A run id is a folder name; "../x" or "a/b" would read outside runs_dir.
     if not run_id or run_id in {".", ".."} or "/" in run_id or "\\" in run_id:
@@ -71,9 +77,15 @@ def load_submission(
     if not range_dir.is_dir():
         raise RunError(f"range folder {range_dir} is missing", path=range_dir)
 
-    report = _read_document("report", range_dir / rng.report_filename, max_document_bytes)
-    plan = _read_document("plan", range_dir / PLAN_FILENAME, max_document_bytes)
-    meta = _read_run_yaml(run_dir / RUN_FILENAME)
+    report_path, plan_path = range_dir / rng.report_filename, range_dir / PLAN_FILENAME
+    run_yaml = run_dir / RUN_FILENAME
+    inputs = [report_path, plan_path, *([run_yaml] if run_yaml.exists() else [])]
+    for path in inputs:
+        confined(path, runs_dir, allow_outside=allow_outside_inputs)
+    outside = allow_outside_inputs and any(is_outside(path, runs_dir) for path in inputs)
+    report = _read_document("report", report_path, max_document_bytes)
+    plan = _read_document("plan", plan_path, max_document_bytes)
+    meta = _read_run_yaml(run_yaml)
     return Submission(
         run_id=run_id,
         range_id=rng.id,
@@ -81,6 +93,7 @@ def load_submission(
         plan=plan,
         model_under_test=_blank_to_none(model_under_test) or meta.get("model_under_test"),
         notes=meta.get("notes"),
+        inputs_outside=outside,
     )
 
 

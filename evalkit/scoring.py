@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
+from .errors import JudgeError
 from .model import (
     DETECTION_SUBSCORES,
     MODES,
@@ -45,6 +46,7 @@ from .model import (
     Summary,
     Tally,
 )
+from .penalties import penalty_rule, zeroed_subscores
 
 STRONG_THRESHOLD = Decimal(STRONG_THRESHOLD_PCT) / 100
 
@@ -89,7 +91,7 @@ class VerdictShapeError(ValueError):
 def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
     """Apply N/A, grounding results and penalties to one checkpoint's verdict."""
     if verdict.chk_id != checkpoint.id:
-        raise ValueError(f"verdict for {verdict.chk_id} given for {checkpoint.id}")
+        raise JudgeError(f"verdict for {verdict.chk_id} given for {checkpoint.id}")
     if verdict.status == "error":
         return _errored(checkpoint, verdict.error or "the judge gave no reason")
     try:
@@ -101,12 +103,8 @@ def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
 
     applied, dismissed = _sort_penalties(checkpoint, verdict.penalties)
     rules = {penalty.flag.rule for penalty in applied}
-    zeroed_detection: set[str] = set()
-    if "fabrication" in rules:
-        zeroed_detection.update(DETECTION_SUBSCORES)
-    if "wrong_attribution" in rules:
-        zeroed_detection.add("attribution")
-    zeroed_plan: set[str] = set(PLAN_SUBSCORES) if "dangerous_advice" in rules else set()
+    zeroed_detection = zeroed_subscores(rules, "detection")
+    zeroed_plan = zeroed_subscores(rules, "plan")
 
     return ItemScore(
         chk_id=checkpoint.id,
@@ -131,14 +129,6 @@ def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
     )
 
 
-# The dimension each penalty acts on: a penalty on an N/A dimension changes nothing.
-PENALTY_DIMENSION = {
-    "fabrication": "detection",
-    "wrong_attribution": "detection",
-    "dangerous_advice": "plan",
-}
-
-
 def _sort_penalties(
     checkpoint: Checkpoint, penalties: tuple[GroundedPenalty, ...]
 ) -> tuple[list[GroundedPenalty], tuple[DismissedPenalty, ...]]:
@@ -146,7 +136,8 @@ def _sort_penalties(
     applied: list[GroundedPenalty] = []
     dismissed: list[DismissedPenalty] = []
     for penalty in penalties:
-        dimension = PENALTY_DIMENSION[penalty.flag.rule]
+        # A penalty on an N/A dimension changes nothing.
+        dimension = penalty_rule(penalty.flag.rule).dimension
         applicable = checkpoint.has_detection if dimension == "detection" else checkpoint.has_plan
         if not penalty.applies:
             reason = "its quote is not in the agent's documents"

@@ -23,14 +23,15 @@ from typing import Any
 
 from .checklist import load_range
 from .errors import EvalkitError, OutputError
-from .grounding import DETECTION_SOURCES, PENALTY_SOURCES, PLAN_SOURCES, Sources, ground_verdict
-from .model import Evaluation, SourceName
+from .grounding import DETECTION_SOURCES, PENALTY_SOURCES, PLAN_SOURCES, Sources
+from .model import SourceName
+from .pipeline import evaluate
 from .render import SCORES_FILENAME, to_scores_dict, validate_scores
 from .render.scores_json import json_path
 from .render.verdicts_json import VERDICTS_FILENAME
 from .replay import recorded_judge
 from .runs import load_submission
-from .scoring import score_all
+from .screening import screen
 
 
 @dataclass
@@ -136,7 +137,8 @@ def verify(
                 f" {value} (the {key.removesuffix('_sha256')} changed)"
             )
 
-    sources = Sources.of(submission)
+    # The same screening the pipeline applied: a quote in a screened span is not evidence.
+    sources = Sources.of(submission, screen(rng, submission))
     for path, quote, allowed in _quotes_in(scores):
         result.checked_quotes += 1
         if not sources.check(quote, allowed).found:
@@ -145,22 +147,8 @@ def verify(
                 f" {json.dumps(quote[:120], ensure_ascii=False)}"
             )
 
-    judge = recorded_judge(folder, rng)
-    grounded = tuple(ground_verdict(verdict, sources) for verdict in judge.verdicts)
-    items, summary = score_all(rng, grounded)
-    derived = to_scores_dict(
-        Evaluation(
-            range=rng,
-            submission=submission,
-            judge=judge.info,
-            timestamp=str(meta.get("timestamp") or ""),
-            evalkit_version=str(meta.get("evalkit_version") or ""),
-            items=items,
-            summary=summary,
-            verdicts=grounded,
-            usage=judge.usage,
-        )
-    )
+    # Re-derived by the one pipeline, from the recorded verdicts instead of a judge.
+    derived = to_scores_dict(evaluate(rng, submission, recorded_judge(folder)))
     for key in ("checkpoints", "summary"):
         result.differences.extend(_diff(scores.get(key), derived[key], [key]))
     return result

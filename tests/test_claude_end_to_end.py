@@ -7,6 +7,7 @@ would reach the real API.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -25,6 +26,7 @@ from tests.samples import REPO, run_evalkit
 KEY = "sk-ant-test-E2E-SECRET-9f8e7d6c5b4a"
 MODEL = "claude-sonnet-4-6"
 BROKEN_ITEM = "CHK-05"  # the fake always answers this one with unusable JSON
+INCOMPLETE = 3  # the exit code of a run written to disk with errored items
 INVENTED = "the attacker also installed a kernel rootkit in /lib/modules/evil.ko"
 
 pytestmark = pytest.mark.e2e
@@ -120,7 +122,7 @@ def all_text_under(*folders: Path) -> str:
 
 def test_cli_claude_judge_scores_grounds_records_and_never_leaks_the_key(workspace, fake_api):
     result = cli(workspace, fake_api, *claude_run("ssh-miner", MODEL))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == INCOMPLETE, result.stderr
     out = workspace / f"runs/demo/ssh-miner/evaluations/claude-{MODEL}"
     scores = json.loads((out / "scores.json").read_text())
     validate_scores(scores)
@@ -161,19 +163,51 @@ def test_cli_claude_judge_scores_grounds_records_and_never_leaks_the_key(workspa
     # The key is in none of the outputs, the cache, or what the CLI printed.
     leaked = all_text_under(out, workspace / ".evalkit-cache") + result.stdout + result.stderr
     assert KEY not in leaked and "E2E-SECRET" not in leaked
+    assert "INCOMPLETE: 1 item(s) errored" in result.stdout
+
+
+def test_allow_incomplete_accepts_errored_items(workspace, fake_api):
+    result = cli(workspace, fake_api, *claude_run("redis-exposed"), "--allow-incomplete")
+    assert result.returncode == 0, result.stderr
+    assert "INCOMPLETE: 1 item(s) errored" in result.stdout
+
+
+def test_an_unreachable_judge_errors_every_item_and_exits_3(workspace):
+    env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    result = run_evalkit(*claude_run("redis-exposed"), "--no-cache", cwd=workspace, env=env)
+    assert result.returncode == INCOMPLETE, result.stderr
+    out = workspace / f"runs/demo/redis-exposed/evaluations/claude-{MODEL}"
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["summary"]["complete"] is False
+    assert len(scores["summary"]["errored"]) == len(scores["checkpoints"])
+
+
+def test_a_key_echoed_by_the_judge_is_redacted_from_every_output(workspace):
+    def echoing_judge(body: dict[str, Any], attempt: int) -> Reply:
+        reply = scripted_judge(body, attempt)
+        echoed = reply.output_text.replace("The report names the finding.", f"key {KEY}")
+        return dataclasses.replace(reply, output_text=echoed)
+
+    with FakeMessagesAPI(echoing_judge, min_cacheable_tokens=1024) as api:
+        result = cli(workspace, api, *claude_run("ssh-miner"), "--allow-incomplete")
+    assert result.returncode == 0, result.stderr
+    out = workspace / f"runs/demo/ssh-miner/evaluations/claude-{MODEL}"
+    text = all_text_under(out)
+    # Redacted (by the judge's answer handling or by the guarded writer), never written.
+    assert KEY not in text and "E2E-SECRET" not in text
 
 
 def test_cached_rerun_asks_again_only_for_the_errored_item(workspace, fake_api):
     args = claude_run("redis-exposed")
     first = cli(workspace, fake_api, *args)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == INCOMPLETE, first.stderr
     out = workspace / f"runs/demo/redis-exposed/evaluations/claude-{MODEL}"
     before = json.loads((out / "scores.json").read_text())
     calls = fake_api.request_count
 
     # The broken item is asked again (errors are never cached), everything else is not.
     second = cli(workspace, fake_api, *args)
-    assert second.returncode == 0, second.stderr
+    assert second.returncode == INCOMPLETE, second.stderr
     after = json.loads((out / "scores.json").read_text())
     broken_calls = fake_api.request_count - calls
     assert broken_calls == before["meta"]["usage"]["requests"] - (len(before["checkpoints"]) - 1)
@@ -184,20 +218,20 @@ def test_cached_rerun_asks_again_only_for_the_errored_item(workspace, fake_api):
 
 def test_no_cache_flag_asks_again(workspace, fake_api):
     args = claude_run("weak-baseline")
-    assert cli(workspace, fake_api, *args).returncode == 0
+    assert cli(workspace, fake_api, *args).returncode == INCOMPLETE
     out = workspace / f"runs/demo/weak-baseline/evaluations/claude-{MODEL}"
     first = json.loads((out / "scores.json").read_text())["meta"]["usage"]["requests"]
     calls = fake_api.request_count
     assert calls == first >= 12
     # Every call of the first run is made again: none is served from the cache.
-    assert cli(workspace, fake_api, *args, "--no-cache").returncode == 0
+    assert cli(workspace, fake_api, *args, "--no-cache").returncode == INCOMPLETE
     assert fake_api.request_count - calls == first
     assert json.loads((out / "scores.json").read_text())["meta"]["usage"]["requests"] == first
 
 
 def test_cached_rerun_works_without_an_api_key(workspace, fake_api):
     args = claude_run("weak-baseline")
-    assert cli(workspace, fake_api, *args).returncode == 0
+    assert cli(workspace, fake_api, *args).returncode == INCOMPLETE
     # Drop the broken item from the range, so every answer is in the cache.
     checklist = workspace / "ranges/weak-baseline/checklist.md"
     text = checklist.read_text()
@@ -227,6 +261,7 @@ def test_notebook_under_papermill_with_the_claude_judge(workspace, fake_api, mon
             "runs_dir": str(workspace / "runs"),
             "cache_dir": str(workspace / "cache"),
             "concurrency": 4,
+            "out_dir": str(out),
         },
         cwd=str(out),
         progress_bar=False,
@@ -246,7 +281,7 @@ def test_notebook_under_papermill_with_the_claude_judge(workspace, fake_api, mon
 def test_an_unpriced_model_reports_a_null_cost_not_a_free_one(workspace, fake_api):
     model = "claude-imaginary-9"
     result = cli(workspace, fake_api, *claude_run("redis-exposed", model))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == INCOMPLETE, result.stderr
     out = workspace / f"runs/demo/redis-exposed/evaluations/claude-{model}"
     scores = json.loads((out / "scores.json").read_text())
     validate_scores(scores)

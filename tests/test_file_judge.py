@@ -62,7 +62,7 @@ def test_a_missing_checkpoint_is_that_items_error(tmp_path: Path) -> None:
     path.write_text(json.dumps(ANSWERS[0]))
     result = judge(path)
     assert [v.status for v in result.verdicts] == ["scored", "error", "error"]
-    assert result.verdicts[1].error == f"no verdict for CHK-02 in {path}"
+    assert result.verdicts[1].error == f"no verdict for CHK-02 in {path.name}"
 
 
 def test_an_unknown_checkpoint_names_file_and_line(tmp_path: Path) -> None:

@@ -226,3 +226,37 @@ def test_unknown_checklist_fields_are_shown(render_evaluation):
         render_evaluation, range=replace(render_evaluation.range, checkpoints=(tagged, *rest))
     )
     assert "- Severity: high" in render_report(ev)
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+def _hostile(ev):
+    import dataclasses
+
+    attack = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    items = list(ev.items)
+    for index, item in enumerate(items):
+        if item.detection is not None:
+            detection = dataclasses.replace(
+                item.detection, rationale=attack, quotes=(attack, *item.detection.quotes)
+            )
+            items[index] = dataclasses.replace(item, name=attack, detection=detection)
+            break
+    return dataclasses.replace(ev, items=tuple(items))
+
+
+def test_agent_html_is_escaped_in_the_report(render_evaluation):
+    from evalkit.render.markdown import render_report
+
+    text = render_report(_hostile(render_evaluation))
+    assert "<script>" not in text and "<img" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_agent_html_is_escaped_in_the_styled_table(render_evaluation):
+    from evalkit.render.tables import style_items
+
+    html = style_items(_hostile(render_evaluation)).to_html()
+    assert "<script>" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;" in html

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -26,6 +30,10 @@ EXPECTED_PARAMETERS = {
     "concurrency",
     "use_cache",
     "cache_dir",
+    "base_url",
+    "repeats",
+    "verdicts",
+    "allow_outside_inputs",
 }
 
 
@@ -55,7 +63,25 @@ def test_papermill_describes_every_parameter():
     for name, info in described.items():
         assert info["inferred_type_name"] in {"str", "int", "bool"}, name
         assert info["help"], f"{name} has no help comment"
-    assert described["judge"]["help"] == "rules | claude"
+
+
+def test_judge_help_names_every_registered_judge():
+    from evalkit.judges import judge_names
+
+    help_text = papermill.inspect_notebook(str(NOTEBOOK))["judge"]["help"]
+    for name in judge_names():
+        assert name in re.split(r"[\s|;,()`]+", help_text), name
+
+
+def test_every_judge_setting_and_plan_field_is_a_notebook_parameter(tmp_path: Path):
+    from evalkit.runplan import RunPlan
+
+    (tmp_path / "ranges").mkdir()
+    (tmp_path / "runs").mkdir()
+    plan = RunPlan.build(
+        range_id="r", run_id="x", judge="rules", ranges_dir="ranges", runs_dir="runs", base=tmp_path
+    )
+    assert set(plan.to_parameters()) <= set(papermill.inspect_notebook(str(NOTEBOOK)))
 
 
 def test_no_secret_is_a_parameter():
@@ -79,6 +105,7 @@ def test_papermill_executes_the_notebook_and_writes_outputs_beside_it(workspace:
             "range_id": "redis-exposed",
             "ranges_dir": str(workspace / "ranges"),
             "runs_dir": str(workspace / "runs"),
+            "out_dir": str(out),
         },
         cwd=str(out),
         progress_bar=False,
@@ -97,3 +124,48 @@ def test_papermill_executes_the_notebook_and_writes_outputs_beside_it(workspace:
         if "image/png" in o.get("data", {})
     ]
     assert len(pngs) >= 3
+
+
+def _papermill(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_WORKSPACE"}
+    return subprocess.run(
+        [sys.executable, "-m", "papermill", str(NOTEBOOK), *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("where", [".", "notebooks"])
+def test_plain_papermill_works_from_the_root_and_from_notebooks(workspace: Path, where: str):
+    cwd = workspace / where
+    cwd.mkdir(exist_ok=True)
+    result = _papermill(
+        "out.ipynb", "-p", "range_id", "redis-exposed", "-p", "run_id", "demo", cwd=cwd
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    evaluation = workspace / "runs/demo/redis-exposed/evaluations/rules"
+    scores = json.loads((evaluation / "scores.json").read_text())
+    assert scores["summary"]["diagnosis"] == "Plan bottleneck"
+    assert (evaluation / "evaluation-report.md").exists()
+    # Nothing but the output notebook lands in the working directory.
+    assert sorted(p.name for p in cwd.iterdir() if p.is_file()) == ["out.ipynb"]
+
+
+@pytest.mark.e2e
+def test_papermill_with_a_parameters_yaml_parses_strings_strictly(workspace: Path):
+    params = workspace / "params.yaml"
+    params.write_text("range_id: ssh-miner\nrun_id: demo\nout_dir: evals/ssh\nuse_cache: 'false'\n")
+    result = _papermill("out.ipynb", "-f", str(params), cwd=workspace)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (workspace / "evals/ssh/scores.json").exists()
+
+    params.write_text("range_id: ssh-miner\nrun_id: demo\njudge: claude\nuse_cache: maybe\n")
+    result = _papermill("bad.ipynb", "-f", str(params), cwd=workspace)
+    assert result.returncode != 0
+    assert (
+        "use_cache must be true or false" in result.stderr + (workspace / "bad.ipynb").read_text()
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
+from evalkit.errors import EvalkitError
 from evalkit.judges import JudgeResult
 from evalkit.model import (
     Checkpoint,
@@ -159,7 +160,7 @@ def test_submission_for_another_range_is_refused():
     other = Submission(
         run_id="r1", range_id="other", report=SUBMISSION.report, plan=SUBMISSION.plan
     )
-    with pytest.raises(ValueError):
+    with pytest.raises(EvalkitError):
         evalkit.evaluate(RANGE, other, ScriptedJudge(FULL))
 
 

@@ -24,16 +24,16 @@ def recorded(workspace: Path):
 
 def test_replay_gives_the_same_scores(recorded):
     rng, submission, evaluation, folder = recorded
-    judge = recorded_judge(folder, rng)
+    judge = recorded_judge(folder)
     assert judge.info == evaluation.judge
-    replayed = evalkit.evaluate(rng, submission, judge, timestamp=judge.timestamp)
+    replayed = evalkit.evaluate(rng, submission, judge)
     assert to_scores_dict(replayed) == to_scores_dict(evaluation)
 
 
 def test_rationale_is_recorded_as_the_judge_wrote_it(recorded):
     _, _, evaluation, folder = recorded
     verdicts = json.loads((folder / "verdicts.json").read_text())
-    for answer in verdicts.values():
+    for answer in verdicts:
         for dim in (answer.get("detection") or {}, answer.get("plan") or {}):
             for sub in dim.values():
                 assert "Point withheld" not in sub["rationale"]
@@ -42,20 +42,22 @@ def test_rationale_is_recorded_as_the_judge_wrote_it(recorded):
 def test_jsonl_and_lists_and_missing_items(recorded, tmp_path: Path):
     rng, _, _, folder = recorded
     verdicts = json.loads((folder / "verdicts.json").read_text())
-    first, *rest = rng.checkpoints
+    assert [answer["chk_id"] for answer in verdicts] == [c.id for c in rng.checkpoints]
     jsonl = tmp_path / "verdicts.jsonl"
-    jsonl.write_text("".join(json.dumps({"chk_id": c.id, **verdicts[c.id]}) + "\n" for c in rest))
+    jsonl.write_text("".join(json.dumps(answer) + "\n" for answer in verdicts[1:]))
     loaded = load_verdicts(jsonl, rng)
-    assert loaded[0].status == "error" and loaded[0].error == "no recorded verdict"
+    first = rng.checkpoints[0].id
+    assert loaded[0].status == "error"
+    assert loaded[0].error == f"no verdict for {first} in verdicts.jsonl"
     assert all(v.status == "scored" for v in loaded[1:])
-    as_list = tmp_path / "verdicts-list.json"
-    as_list.write_text(json.dumps([{"chk_id": c.id, **verdicts[c.id]} for c in rng.checkpoints]))
-    assert load_verdicts(as_list, rng) == load_verdicts(folder / "verdicts.json", rng)
+    assert load_verdicts(jsonl, rng)[1:] == load_verdicts(folder / "verdicts.json", rng)[1:]
 
 
-def test_a_malformed_verdict_is_an_errored_item_not_a_crash(recorded, tmp_path: Path):
+def test_a_malformed_recorded_verdict_is_one_clear_error(recorded, tmp_path: Path):
     rng, _, _, _ = recorded
     path = tmp_path / "v.json"
-    path.write_text(json.dumps({rng.checkpoints[0].id: {"detection": {"discovery": 7}}}))
-    verdict = load_verdicts(path, rng)[0]
-    assert verdict.status == "error" and "recorded verdict unusable" in verdict.error
+    chk = rng.checkpoints[0].id
+    path.write_text(json.dumps([{"chk_id": chk, "detection": {"discovery": 7}}]))
+    with pytest.raises(evalkit.JudgeError, match=chk) as info:
+        load_verdicts(path, rng)
+    assert info.value.path == str(path) and "\n" not in str(info.value)

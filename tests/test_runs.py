@@ -235,3 +235,46 @@ def test_a_document_above_the_size_limit_is_refused_before_it_is_read(tmp_path):
     assert info.value.path == str(folder / "intrusion-report.md")
     assert "\n" not in str(info.value)
     assert load_submission(tmp_path, "run-1", RANGE, max_document_bytes=10_000).report.text
+
+
+# --------------------------------------------------------------------------- confinement
+
+
+def test_a_report_linked_outside_the_runs_folder_is_refused(tmp_path):
+    runs = tmp_path / "runs"
+    folder = _make_run(runs, report=None)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ANTHROPIC_API_KEY=sk-ant-do-not-read\n")
+    (folder / "intrusion-report.md").symlink_to(secret)
+    with pytest.raises(RunError, match="outside"):
+        load_submission(runs, "run-1", RANGE)
+
+
+def test_a_plan_or_run_yaml_linked_outside_is_refused(tmp_path):
+    runs = tmp_path / "runs"
+    folder = _make_run(runs, plan=None)
+    outside = tmp_path / "plan.md"
+    outside.write_text("# Plan\n")
+    (folder / "remediation-plan.md").symlink_to(outside)
+    with pytest.raises(RunError, match="outside"):
+        load_submission(runs, "run-1", RANGE)
+    (folder / "remediation-plan.md").unlink()
+    (folder / "remediation-plan.md").write_text("# Plan\n")
+    (tmp_path / "run.yaml").write_text("model_under_test: m\n")
+    (runs / "run-1" / "run.yaml").symlink_to(tmp_path / "run.yaml")
+    with pytest.raises(RunError, match="outside"):
+        load_submission(runs, "run-1", RANGE)
+
+
+def test_links_inside_the_runs_folder_are_fine_and_outside_can_be_allowed(tmp_path):
+    runs = tmp_path / "runs"
+    folder = _make_run(runs, report=None)
+    (runs / "shared.md").write_text("# Report\nFound xmrig.\n")
+    (folder / "intrusion-report.md").symlink_to(runs / "shared.md")
+    assert not load_submission(runs, "run-1", RANGE).inputs_outside
+    (folder / "intrusion-report.md").unlink()
+    (tmp_path / "out.md").write_text("# Report\nFound xmrig.\n")
+    (folder / "intrusion-report.md").symlink_to(tmp_path / "out.md")
+    sub = load_submission(runs, "run-1", RANGE, allow_outside_inputs=True)
+    assert sub.inputs_outside
+    assert sub.report.text.startswith("# Report")

@@ -10,10 +10,10 @@ import os
 import pytest
 from jsonschema import Draft202012Validator
 
+from evalkit import fileio
 from evalkit.errors import OutputError
 from evalkit.model import Tally
 from evalkit.render import (
-    _atomic,
     load_schema,
     to_scores_dict,
     validate_scores,
@@ -305,10 +305,10 @@ def test_failed_replace_leaves_the_old_file_and_no_temporary(
     target = tmp_path / "scores.json"
     target.write_text("old\n")
 
-    def refuse(src, dst):
+    def refuse(src, dst, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(_atomic.os, "replace", refuse)
+    monkeypatch.setattr(fileio.os, "replace", refuse)
     with pytest.raises(OutputError, match="disk full"):
         write_scores(render_evaluation, target)
     assert target.read_text() == "old\n"
@@ -318,7 +318,7 @@ def test_failed_replace_leaves_the_old_file_and_no_temporary(
 def test_atomic_write_keeps_the_usual_file_mode(tmp_path):
     umask = os.umask(0o022)
     os.umask(umask)
-    path = _atomic.write_text_atomic(tmp_path / "a.txt", "x\n")
+    path = fileio.write_text_atomic(tmp_path / "a.txt", "x\n")
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask
     assert path.read_bytes() == b"x\n"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalkit.errors import EvalkitError
 from evalkit.model import (
     Capability,
     Checkpoint,
@@ -195,7 +196,7 @@ def test_verdict_missing_a_subscore_is_an_error_item():
 
 
 def test_verdict_for_another_checkpoint_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(EvalkitError):
         score_item(BOTH, verdict("CHK-09", det=detection(), pln=plan()))
 
 

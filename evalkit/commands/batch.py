@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..judges import DEFAULT_CLAUDE_MODEL, JUDGE_NAMES
+from ..judges.registry import add_judge_arguments, judge_settings_from_args, judge_spec
 
 
 def _globs(values: list[str] | None) -> list[str] | None:
@@ -68,12 +68,8 @@ def register(commands: Any) -> None:
         metavar="SECONDS",
         help="fail an evaluation whose notebook cell runs longer than this (default: no limit)",
     )
-    batch.add_argument("--judge", choices=JUDGE_NAMES, default="rules")
-    batch.add_argument("--model", default=DEFAULT_CLAUDE_MODEL, help="judge model (claude)")
-    batch.add_argument("--prompt-dir", type=Path, metavar="DIR")
-    batch.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (claude)")
-    batch.add_argument("--no-cache", action="store_true")
-    batch.add_argument("--cache-dir", type=Path, default=Path(".evalkit-cache"), metavar="DIR")
+    # --judge and every judge's settings, from the registry, as `evalkit run` has them.
+    add_judge_arguments(batch)
     batch.add_argument(
         "--notebook", type=Path, metavar="PATH", help="a modified evaluation notebook to execute"
     )
@@ -95,15 +91,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise EvalkitError("notebook not found", path=args.notebook)
     # Absolute paths: a task may run in another process or on a Dask worker whose working
     # directory is not ours (the record still shows them relative to the workspace).
+    spec = judge_spec(args.judge)
+    judge_settings = {
+        name: value.resolve() if isinstance(value, Path) else value
+        for name, value in judge_settings_from_args(args, spec).items()
+    }
     settings = batch.Settings(
         ranges_dir=args.ranges_dir.resolve(),
         runs_dir=args.runs_dir.resolve(),
         judge=args.judge,
-        model=args.model,
-        prompt_dir=args.prompt_dir.resolve() if args.prompt_dir else None,
-        concurrency=args.concurrency,
-        use_cache=not args.no_cache,
-        cache_dir=args.cache_dir.resolve(),
+        judge_settings=judge_settings,
         notebook=args.notebook.resolve() if args.notebook else None,
         cell_timeout=args.cell_timeout,
         with_notebook=not args.no_notebook,

@@ -58,7 +58,7 @@ def default_out_dir(judge: str, model: str) -> Path:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..errors import EvalkitError
-    from ..notebook import execute, template_path
+    from ..notebook import execute_notebook, template_path
     from ..research import calibration
 
     if args.bootstrap < 0:
@@ -71,10 +71,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     judge = calibration.calibration_judge(
         args.judge, model=args.model, prompt_dir=prompt_dir, repeats=args.repeats
     )
-    preflight = getattr(judge, "preflight", None)
     for rng, submission, _labels in calibration.load_pairs(args.ranges_dir, args.runs_dir, pairs):
-        if preflight is not None:
-            preflight(rng, submission)
+        judge.preflight(rng, submission)
     out = (args.out or default_out_dir(args.judge, args.model)).resolve()
     if out.exists() and not out.is_dir():
         raise EvalkitError("output folder is a file", path=out)
@@ -90,10 +88,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         seed=args.seed,
         bootstrap=args.bootstrap,
     )
-    run = execute(
+    run = execute_notebook(
+        args.notebook or template_path(CALIBRATION_NOTEBOOK),
         parameters,
         out,
-        notebook=args.notebook or template_path(CALIBRATION_NOTEBOOK),
         progress=not args.quiet,
         record_name=RECORD_NAME,
     )

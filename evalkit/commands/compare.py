@@ -46,7 +46,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..errors import EvalkitError
-    from ..notebook import execute, template_path
+    from ..notebook import execute_notebook, template_path
     from ..research import compare
 
     if args.bootstrap < 0:
@@ -66,10 +66,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         seed=args.seed,
         bootstrap=args.bootstrap,
     )
-    run = execute(
+    run = execute_notebook(
+        args.notebook or template_path(COMPARE_NOTEBOOK),
         parameters,
         out,
-        notebook=args.notebook or template_path(COMPARE_NOTEBOOK),
         progress=not args.quiet,
         record_name=RECORD_NAME,
     )

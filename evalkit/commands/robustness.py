@@ -120,10 +120,9 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         cache_dir=str(args.cache_dir.resolve()),
     )
     judge = make_judge(args.judge, **judge_options(args.judge, **settings))
-    preflight = getattr(judge, "preflight", None)
-    if preflight is not None and chosen:
+    if chosen:
         attack = chosen[0]
-        preflight(corpus.ranges[attack.range_id], robustness.apply_attack(corpus, attack))
+        judge.preflight(corpus.ranges[attack.range_id], robustness.apply_attack(corpus, attack))
 
     def report(result: robustness.AttackResult) -> None:
         if not args.quiet:

@@ -33,6 +33,8 @@ class JudgeResult:
     records: tuple[Mapping[str, Any], ...] = ()
     # Every sample's verdict per item, when the judge drew more than one (repeats).
     samples: Mapping[str, tuple[Verdict, ...]] = field(default_factory=dict)
+    # When the verdicts were made, if not now (recorded verdicts replayed keep their time).
+    timestamp: str | None = None
 
 
 @runtime_checkable

@@ -7,9 +7,10 @@ of such objects, a single such object, or JSONL (one object per line)::
 
     {"chk_id": "CHK-01", "detection": {...}, "plan": null, "penalties": []}
 
-Each object is read by the LLM judge's verdict parser. A checkpoint without an
-object is that item's ``status: error``; an object for an unknown checkpoint, a
-second object for one checkpoint, or an object the parser refuses is a JudgeError
+Each object is read by the LLM judge's verdict parser; an object ``{"chk_id",
+"error": reason}`` records a checkpoint its judge could not score, and stays an
+error. A checkpoint without an object is that item's ``status: error``; an
+object for an unknown checkpoint, a second object for one checkpoint, or an object the parser refuses is a JudgeError
 naming the file and line.
 """
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeError
-from ..model import JudgeInfo, Range, Submission, Verdict
+from ..model import JudgeInfo, Range, Submission, Usage, Verdict
 from .base import JudgeBase, JudgeResult, ProgressCallback
 from .llm.verdict import InvalidAnswer, verdict_from_json
 
@@ -80,14 +81,26 @@ def read_objects(path: Path) -> list[tuple[int, Any]]:
 class FileJudge(JudgeBase):
     """Verdicts read from ``verdicts`` (see the module docstring)."""
 
-    def __init__(self, verdicts: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        verdicts: str | Path | None = None,
+        *,
+        info: JudgeInfo | None = None,
+        usage: Usage | None = None,
+        timestamp: str | None = None,
+    ) -> None:
+        """``info``, ``usage`` and ``timestamp``, when given, are those of the evaluation that
+        recorded the verdicts (:mod:`evalkit.replay`), so a replay reproduces it exactly."""
         if verdicts is None or str(verdicts) == "":
             raise JudgeError("file judge: --verdicts PATH is required")
         self.path = Path(verdicts)
+        self._info = info or JudgeInfo(name="file", evaluator_model=self.path.name)
+        self._usage = usage or Usage()
+        self._timestamp = timestamp
 
     @property
     def info(self) -> JudgeInfo:
-        return JudgeInfo(name="file", evaluator_model=self.path.name)
+        return self._info
 
     def _read(self, rng: Range) -> dict[str, Verdict]:
         checkpoints = {checkpoint.id: checkpoint for checkpoint in rng.checkpoints}
@@ -108,6 +121,9 @@ class FileJudge(JudgeBase):
                 )
             if chk_id in found:
                 raise JudgeError(f"a second verdict for {chk_id}", path=self.path, line=line)
+            if "error" in answer and set(answer) <= {"error"}:
+                found[chk_id] = Verdict.failed(chk_id, str(answer["error"]))
+                continue
             try:
                 found[chk_id] = verdict_from_json(checkpoint, answer)
             except InvalidAnswer as exc:
@@ -118,6 +134,15 @@ class FileJudge(JudgeBase):
         self._read(rng)
         return 0
 
+    def verdicts_for(self, rng: Range) -> tuple[Verdict, ...]:
+        """One verdict per checkpoint of ``rng``, in checklist order."""
+        found = self._read(rng)
+        return tuple(
+            found.get(checkpoint.id)
+            or Verdict.failed(checkpoint.id, f"no verdict for {checkpoint.id} in {self.path.name}")
+            for checkpoint in rng.checkpoints
+        )
+
     async def judge(
         self,
         rng: Range,
@@ -125,13 +150,8 @@ class FileJudge(JudgeBase):
         *,
         on_item_done: ProgressCallback | None = None,
     ) -> JudgeResult:
-        found = self._read(rng)
-        verdicts = []
-        for checkpoint in rng.checkpoints:
-            verdict = found.get(checkpoint.id) or Verdict.failed(
-                checkpoint.id, f"no verdict for {checkpoint.id} in {self.path}"
-            )
-            verdicts.append(verdict)
-            if on_item_done is not None:
-                on_item_done(checkpoint.id)
-        return JudgeResult(verdicts=tuple(verdicts))
+        verdicts = self.verdicts_for(rng)
+        if on_item_done is not None:
+            for verdict in verdicts:
+                on_item_done(verdict.chk_id)
+        return JudgeResult(verdicts=verdicts, usage=self._usage, timestamp=self._timestamp)

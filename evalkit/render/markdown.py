@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from ..fileio import write_text_atomic
 from ..model import (
     MODE_GUIDANCE,
     MODES,
@@ -30,16 +31,12 @@ from ..model import (
     QuoteCheck,
     Tally,
 )
-from ._atomic import write_text_atomic
+from ..penalties import PENALTY_TABLE
 
 TEMPLATE = "templates/evaluation-report.md.j2"
 
 # What each penalty rule does to the scores, as the SKILL states it.
-PENALTY_EFFECTS: Mapping[str, str] = {
-    "fabrication": "detection score set to 0",
-    "wrong_attribution": "attribution set to 0",
-    "dangerous_advice": "plan score set to 0",
-}
+PENALTY_EFFECTS: Mapping[str, str] = {rule.name: rule.effect for rule in PENALTY_TABLE}
 
 # One fixed piece of advice per lost sub-score and per penalty rule.
 SUGGESTIONS: Mapping[str, str] = {
@@ -91,20 +88,31 @@ def write_report(ev: Evaluation, path: str | Path) -> Path:
 # --------------------------------------------------------------------------- template
 
 
+def md_escape_html(text: str) -> str:
+    """Agent text with ``&``, ``<`` and ``>`` as entities.
+
+    Markdown passes raw HTML through, so a ``<script>`` or ``<img onerror>`` the
+    agent wrote would be live in any viewer of the report; as entities it reads
+    the same and does nothing.
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def md_cell(value: Any) -> str:
-    """A value made safe for one Markdown table cell: ``|`` escaped, no line breaks."""
-    text = "" if value is None else str(value)
+    """A value made safe for one Markdown table cell: HTML and ``|`` escaped, no line breaks."""
+    text = md_escape_html("" if value is None else str(value))
     return "<br>".join(text.replace("|", "\\|").splitlines())
 
 
 def md_blockquote(text: str) -> str:
-    """``text`` as a Markdown blockquote, every line of it inside the quote."""
-    return "\n".join(f"> {line}".rstrip() for line in text.splitlines() or [""])
+    """``text`` (HTML escaped) as a Markdown blockquote, every line of it inside the quote."""
+    lines = md_escape_html(str(text)).splitlines()
+    return "\n".join(f"> {line}".rstrip() for line in lines or [""])
 
 
 def md_inline(text: str) -> str:
-    """``text`` on one line (headings, list items)."""
-    return " ".join(str(text).split())
+    """``text`` on one line (headings, list items), HTML escaped."""
+    return " ".join(md_escape_html(str(text)).split())
 
 
 @cache

@@ -19,6 +19,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from ..fileio import write_bytes_atomic
 from ..model import (
     DETECTION_SUBSCORES,
     MODES,
@@ -27,7 +28,6 @@ from ..model import (
     Evaluation,
     Tally,
 )
-from ._atomic import write_bytes_atomic
 
 STRONG_PCT = float(STRONG_THRESHOLD_PCT)  # the reference lines
 HEATMAP_COLUMNS: tuple[str, ...] = (*DETECTION_SUBSCORES, *PLAN_SUBSCORES)

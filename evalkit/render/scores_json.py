@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 
 from ..errors import OutputError
+from ..fileio import write_text_atomic
 from ..model import (
     SUBSCORES,
     CapabilityScore,
@@ -28,7 +30,6 @@ from ..model import (
     PenaltyFlag,
     Tally,
 )
-from ._atomic import write_text_atomic
 
 SCHEMA_RESOURCE = "schemas/scores.schema.json"
 _MAX_MESSAGE = 240
@@ -77,7 +78,7 @@ def _stability(ev: Evaluation) -> dict[str, Any] | None:
 
 def _meta(ev: Evaluation) -> dict[str, Any]:
     usage = ev.usage
-    return {
+    meta: dict[str, Any] = {
         "range": ev.range.id,
         "run_id": ev.submission.run_id,
         "model_under_test": ev.submission.model_under_test,
@@ -97,6 +98,10 @@ def _meta(ev: Evaluation) -> dict[str, Any]:
             "cost_usd": usage.cost_usd,
         },
     }
+    if ev.submission.inputs_outside:
+        # Only when the confinement was loosened, so ordinary records stay as they were.
+        meta["inputs_outside"] = True
+    return meta
 
 
 def _checkpoint(item: ItemScore) -> dict[str, Any]:
@@ -260,3 +265,45 @@ def write_scores(ev: Evaluation, path: str | Path) -> Path:
     data = to_scores_dict(ev)
     validate_scores(data, path=path)
     return write_text_atomic(path, dumps_scores(data))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class ScoresSummary:
+    """The headline of a written scores.json, typed: what ``evalkit run`` prints."""
+
+    range: str
+    judge: str
+    detection: Tally
+    plan: Tally
+    diagnosis: str | None
+    complete: bool
+    errored: tuple[str, ...]
+    total_checkpoints: int
+
+
+def read_scores_summary(path: str | Path) -> ScoresSummary:
+    """Read and validate ``scores.json``; raise OutputError when it is unreadable or invalid."""
+    target = Path(path)
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise OutputError(f"cannot read scores: {exc}", path=target) from exc
+    validate_scores(data, path=target)
+    summary = data["summary"]
+
+    def tally(raw: Mapping[str, Any]) -> Tally:
+        return Tally(score=raw["score"], max=raw["max"], pct=raw["pct"], level=raw["level"])
+
+    return ScoresSummary(
+        range=data["meta"]["range"],
+        judge=data["meta"]["judge"],
+        detection=tally(summary["detection"]),
+        plan=tally(summary["plan"]),
+        diagnosis=summary["diagnosis"],
+        complete=summary["complete"],
+        errored=tuple(summary["errored"]),
+        total_checkpoints=summary["total_checkpoints"],
+    )

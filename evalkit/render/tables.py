@@ -142,6 +142,7 @@ def style_items(ev: Evaluation) -> Styler:
         .set_properties(
             subset=wrap, **{"white-space": "pre-wrap", "min-width": "16em", "text-align": "left"}
         )
+        # Rationale and quotes are agent text: escaped, a <script> in a report stays text.
         .format(na_rep="N/A", escape="html")
         .hide(axis="index")
     )

@@ -1,12 +1,13 @@
 """``verdicts.json``: the judge's verdicts as recorded, so they can be replayed and audited.
 
-One object per checkpoint, keyed by its id, in the LLM judge's answer shape
-(``{"detection": {sub-score: {"quotes", "rationale", "score"}} | null, "plan": ...,
-"penalties": [{"rule", "detail", "quote"}]}``): the claims *before* grounding, with
-the rationale as the judge wrote it. A checkpoint the judge could not score is
-``{"error": reason}``. :mod:`evalkit.replay` reads the file back into verdicts;
-``evalkit record`` and ``evalkit verify`` use it to re-derive everything without
-judging again.
+A JSON list, one object per checkpoint, in the ``file`` judge's format: the LLM
+judge's answer shape with the checkpoint's id (``{"chk_id", "detection": {sub-score:
+{"quotes", "rationale", "score"}} | null, "plan": ..., "penalties": [{"rule",
+"detail", "quote"}]}``): the claims *before* grounding, with the rationale as the
+judge wrote it. A checkpoint the judge could not score is ``{"chk_id", "error":
+reason}``. So ``evalkit run --judge file --verdicts .../verdicts.json`` replays it,
+and ``evalkit record`` and ``evalkit verify`` re-derive everything from it without
+judging again (:mod:`evalkit.replay`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ def _dimension(
 def verdict_answer(verdict: GroundedVerdict) -> dict[str, Any]:
     """One checkpoint's verdict as the judge claimed it (see the module docstring)."""
     if verdict.status == "error":
-        return {"error": verdict.error or "unknown error"}
+        return {"chk_id": verdict.chk_id, "error": verdict.error or "unknown error"}
     return {
+        "chk_id": verdict.chk_id,
         "detection": _dimension(verdict.detection, DETECTION_SOURCES),
         "plan": _dimension(verdict.plan, PLAN_SOURCES),
         "penalties": [
@@ -49,9 +51,9 @@ def verdict_answer(verdict: GroundedVerdict) -> dict[str, Any]:
     }
 
 
-def to_verdicts_dict(ev: Evaluation) -> dict[str, Any]:
-    return {verdict.chk_id: verdict_answer(verdict) for verdict in ev.verdicts}
+def to_verdicts_list(ev: Evaluation) -> list[dict[str, Any]]:
+    return [verdict_answer(verdict) for verdict in ev.verdicts]
 
 
 def dumps_verdicts(ev: Evaluation) -> str:
-    return json.dumps(to_verdicts_dict(ev), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_verdicts_list(ev), indent=2, ensure_ascii=False) + "\n"
