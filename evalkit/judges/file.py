@@ -10,8 +10,8 @@ of such objects, a single such object, or JSONL (one object per line)::
 Each object is read by the LLM judge's verdict parser; an object ``{"chk_id",
 "error": reason}`` records a checkpoint its judge could not score, and stays an
 error. A checkpoint without an object is that item's ``status: error``; an
-object for an unknown checkpoint, a second object for one checkpoint, or an object the parser refuses is a JudgeError
-naming the file and line.
+object for an unknown checkpoint, a second object for one checkpoint, or an
+object the parser refuses is a JudgeError naming the file and line.
 """
 
 from __future__ import annotations
