@@ -26,10 +26,10 @@ from jsonschema import Draft202012Validator
 
 from .checklist import load_range
 from .errors import EvalkitError, LabelError
-from .grounding import PENALTY_SOURCES, Sources
+from .grounding import Sources
 from .model import Range, SourceName, Submission
+from .penalties import PENALTY_SOURCES, penalty_rule
 from .runs import load_submission
-from .scoring import PENALTY_DIMENSION
 
 __all__ = [
     "LABELS_DIRNAME",
@@ -249,7 +249,7 @@ def _penalty_problems(
             f"{chk_id}: a {penalty.rule} penalty quotes the {' or '.join(allowed)},"
             f" not the {penalty.source}"
         )
-    dimension = PENALTY_DIMENSION[penalty.rule]
+    dimension = penalty_rule(penalty.rule).dimension
     if (dimension == "detection" and scope == "plan-only") or (
         dimension == "plan" and scope == "detection-only"
     ):

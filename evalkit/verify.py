@@ -23,8 +23,9 @@ from typing import Any
 
 from .checklist import load_range
 from .errors import EvalkitError, OutputError
-from .grounding import DETECTION_SOURCES, PENALTY_SOURCES, PLAN_SOURCES, Sources
+from .grounding import DETECTION_SOURCES, PLAN_SOURCES, Sources
 from .model import SourceName
+from .penalties import PENALTY_SOURCES
 from .pipeline import evaluate
 from .render import SCORES_FILENAME, to_scores_dict, validate_scores
 from .render.scores_json import json_path

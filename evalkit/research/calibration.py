@@ -60,8 +60,9 @@ from ..model import (
     Submission,
     Summary,
 )
+from ..penalties import PENALTY_TABLE
 from ..runs import load_submission
-from ..scoring import PENALTY_DIMENSION, score_all
+from ..scoring import score_all
 from ._markdown import markdown_table
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, METRICS, Agreement, agreement
 
@@ -95,7 +96,7 @@ EVALUATIONS_DIR = "evaluations"
 
 # Targets compared one by one: the five sub-scores, then the three penalty rules.
 SUBSCORE_TARGETS: tuple[str, ...] = tuple(n for names in SUBSCORES.values() for n in names)
-PENALTY_TARGETS: tuple[str, ...] = tuple(f"penalty:{rule}" for rule in PENALTY_DIMENSION)
+PENALTY_TARGETS: tuple[str, ...] = tuple(f"penalty:{rule.name}" for rule in PENALTY_TABLE)
 # Pooled rows: every sub-score together, and every penalty rule together.
 ALL_SUBSCORES = "all sub-scores"
 ALL_PENALTIES = "all penalties"
@@ -317,7 +318,7 @@ def _readings_of_judge(evaluation: Evaluation) -> tuple[list[dict[str, Any]], li
 def _penalty_rows(key: Mapping[str, str], item: ItemScore) -> list[dict[str, Any]]:
     """Per rule whose dimension the checkpoint has: 1 if the rule was applied."""
     rows = []
-    for rule, dim_name in PENALTY_DIMENSION.items():
+    for rule, dim_name in ((spec.name, spec.dimension) for spec in PENALTY_TABLE):
         if getattr(item, dim_name) is None:
             continue
         applied = [p for p in item.penalties if p.rule == rule]
