@@ -91,9 +91,9 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from ..checklist import load_range
     from ..cli import _check_writable_folder
     from ..errors import EvalkitError
+    from ..fileio import write_text_atomic
     from ..judges import judge_options, make_judge
     from ..pipeline import utc_timestamp
-    from ..render._atomic import write_text_atomic
     from ..research import robustness
 
     if args.concurrency < 1:

@@ -805,7 +805,7 @@ def write_outputs(result: Calibration, out_dir: str | Path) -> dict[str, Path]:
     """Write the four outputs into ``out_dir``; returns name -> path."""
     import matplotlib.pyplot as plt
 
-    from ..render._atomic import write_bytes_atomic, write_text_atomic
+    from ..fileio import write_bytes_atomic, write_text_atomic
 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)

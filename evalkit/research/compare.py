@@ -608,7 +608,7 @@ def write_outputs(result: Comparison, out_dir: str | Path) -> dict[str, Path]:
 
     import matplotlib.pyplot as plt
 
-    from ..render._atomic import write_bytes_atomic, write_text_atomic
+    from ..fileio import write_bytes_atomic, write_text_atomic
 
     folder = Path(out_dir)
     paths = {
