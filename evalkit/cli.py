@@ -28,6 +28,7 @@ from .errors import (
     ChecklistErrors,
     EvalkitError,
     JudgeError,
+    JudgeInputError,
     NotebookError,
     OutputError,
 )
@@ -403,6 +404,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
+    except JudgeInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except (NotebookError, JudgeError, OutputError) as exc:
         # The input was fine; the judge or writing the outputs failed.
         print(f"error: {exc}", file=sys.stderr)

@@ -79,6 +79,13 @@ class JudgeError(EvalkitError):
     """A judge cannot run at all: unknown backend, missing key, authentication."""
 
 
+class JudgeInputError(JudgeError):
+    """A file the judge reads is bad input: a verdicts file, a prompt template.
+
+    Unlike the other judge failures it is the user's to fix, so it exits like bad input.
+    """
+
+
 class LabelError(EvalkitError):
     """A gold label file is unreadable or breaks its schema; ``problems`` lists each problem."""
 

@@ -13,6 +13,7 @@ import pytest
 import evalkit
 from evalkit.notebook import execute
 from evalkit.render.html import index_html
+from evalkit.runplan import RunPlan
 from tests.samples import REPO
 
 WIDTH = 1280
@@ -45,20 +46,15 @@ def render_in_chromium(page: Path, profile: Path) -> str:
 
 @pytest.mark.e2e
 def test_the_html_record_reads_at_1280px_with_everything_in_it(workspace: Path, tmp_path: Path):
-    out = workspace / "runs/demo/ssh-miner/evaluations/rules"
-    run = execute(
-        dict(
-            range_id="ssh-miner",
-            run_id="demo",
-            judge="rules",
-            ranges_dir=str(workspace / "ranges"),
-            runs_dir=str(workspace / "runs"),
-            cache_dir=str(workspace / ".evalkit-cache"),
-        ),
-        out,
-        progress=False,
-        workspace=workspace,
+    plan = RunPlan.build(
+        range_id="ssh-miner",
+        run_id="demo",
+        judge="rules",
+        ranges_dir=workspace / "ranges",
+        runs_dir=workspace / "runs",
+        base=workspace,
     )
+    run = execute(plan, progress=False, workspace=workspace)
     text = run.html.read_text(encoding="utf-8")
     for local in {
         str(workspace),

@@ -34,6 +34,7 @@ EXPECTED_PARAMETERS = {
     "repeats",
     "verdicts",
     "allow_outside_inputs",
+    "replay_from",
 }
 
 

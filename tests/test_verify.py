@@ -82,7 +82,8 @@ def test_a_tampered_verdict_quote_is_reported(workspace: Path):
     folder = evaluate_into(workspace, "ssh-miner")
     path = folder / "verdicts.json"
     verdicts = json.loads(path.read_text())
-    sub = verdicts["CHK-01"]["detection"]["discovery"]
+    first = next(answer for answer in verdicts if answer["chk_id"] == "CHK-01")
+    sub = first["detection"]["discovery"]
     sub["quotes"] = ["a passage the agent never wrote"]
     path.write_text(json.dumps(verdicts))
     differences = verify(folder).differences

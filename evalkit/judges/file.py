@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeError
+from ..errors import JudgeInputError
 from ..model import JudgeInfo, Range, Submission, Usage, Verdict
 from .base import JudgeBase, JudgeResult, ProgressCallback
 from .llm.verdict import InvalidAnswer, verdict_from_json
@@ -43,7 +43,7 @@ def _list_items(text: str, path: Path) -> Iterator[tuple[int, Any]]:
         try:
             value, end = decoder.raw_decode(text, index)
         except ValueError as exc:
-            raise JudgeError(f"not valid JSON: {exc}", path=path) from None
+            raise JudgeInputError(f"not valid JSON: {exc}", path=path) from None
         yield _line_of(text, index), value
         index = end
 
@@ -53,11 +53,13 @@ def read_objects(path: Path) -> list[tuple[int, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise JudgeError("verdicts file not found", path=path) from None
+        raise JudgeInputError("verdicts file not found", path=path) from None
     except UnicodeDecodeError as exc:
-        raise JudgeError(f"verdicts file is not UTF-8 text ({exc.reason})", path=path) from None
+        raise JudgeInputError(
+            f"verdicts file is not UTF-8 text ({exc.reason})", path=path
+        ) from None
     except OSError as exc:
-        raise JudgeError(f"cannot read the verdicts file: {exc.strerror}", path=path) from None
+        raise JudgeInputError(f"cannot read the verdicts file: {exc.strerror}", path=path) from None
     try:
         whole = json.loads(text)
     except ValueError:
@@ -74,7 +76,9 @@ def read_objects(path: Path) -> list[tuple[int, Any]]:
         try:
             objects.append((number, json.loads(line)))
         except ValueError as exc:
-            raise JudgeError(f"not valid JSON or JSONL: {exc}", path=path, line=number) from None
+            raise JudgeInputError(
+                f"not valid JSON or JSONL: {exc}", path=path, line=number
+            ) from None
     return objects
 
 
@@ -92,7 +96,7 @@ class FileJudge(JudgeBase):
         """``info``, ``usage`` and ``timestamp``, when given, are those of the evaluation that
         recorded the verdicts (:mod:`evalkit.replay`), so a replay reproduces it exactly."""
         if verdicts is None or str(verdicts) == "":
-            raise JudgeError("file judge: --verdicts PATH is required")
+            raise JudgeInputError("file judge: --verdicts PATH is required")
         self.path = Path(verdicts)
         self._info = info or JudgeInfo(name="file", evaluator_model=self.path.name)
         self._usage = usage or Usage()
@@ -107,27 +111,29 @@ class FileJudge(JudgeBase):
         found: dict[str, Verdict] = {}
         for line, data in read_objects(self.path):
             if not isinstance(data, dict) or not isinstance(data.get("chk_id"), str):
-                raise JudgeError(
+                raise JudgeInputError(
                     "each verdict must be a JSON object with a chk_id", path=self.path, line=line
                 )
             answer = dict(data)
             chk_id = answer.pop("chk_id")
             checkpoint = checkpoints.get(chk_id)
             if checkpoint is None:
-                raise JudgeError(
+                raise JudgeInputError(
                     f"verdict for {chk_id}, which the {rng.id} checklist does not have",
                     path=self.path,
                     line=line,
                 )
             if chk_id in found:
-                raise JudgeError(f"a second verdict for {chk_id}", path=self.path, line=line)
+                raise JudgeInputError(f"a second verdict for {chk_id}", path=self.path, line=line)
             if "error" in answer and set(answer) <= {"error"}:
                 found[chk_id] = Verdict.failed(chk_id, str(answer["error"]))
                 continue
             try:
                 found[chk_id] = verdict_from_json(checkpoint, answer)
             except InvalidAnswer as exc:
-                raise JudgeError(f"{chk_id}: {exc.problem}", path=self.path, line=line) from None
+                raise JudgeInputError(
+                    f"{chk_id}: {exc.problem}", path=self.path, line=line
+                ) from None
         return found
 
     def preflight(self, rng: Range, submission: Submission) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from ...errors import JudgeError
+from ...errors import JudgeInputError
 from ...model import Checkpoint, Document, Range, Submission
 
 PROMPTS_ROOT = Path(__file__).resolve().parent.parent.parent / "prompts"
@@ -46,7 +46,7 @@ def _read_template(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise JudgeError(
+        raise JudgeInputError(
             f"prompt template is not UTF-8 text (byte {exc.start}: {exc.reason})", path=path
         ) from None
 
@@ -65,12 +65,12 @@ class PromptSet:
     def load(cls, prompt_dir: str | Path | None = None) -> PromptSet:
         directory = Path(prompt_dir) if prompt_dir is not None else DEFAULT_PROMPT_DIR
         if not directory.is_dir():
-            raise JudgeError("prompt folder not found", path=directory)
+            raise JudgeInputError("prompt folder not found", path=directory)
         sources: dict[str, str] = {}
         for name in REQUIRED_TEMPLATES:
             path = directory / name
             if not path.is_file():
-                raise JudgeError(
+                raise JudgeInputError(
                     f"prompt template {name} is missing (a prompt folder needs "
                     f"{' and '.join(REQUIRED_TEMPLATES)})",
                     path=path,
@@ -102,7 +102,7 @@ class PromptSet:
             try:
                 env.get_template(name)
             except jinja2.TemplateSyntaxError as exc:
-                raise JudgeError(
+                raise JudgeInputError(
                     f"prompt template {name}: {exc.message}", path=directory / name, line=exc.lineno
                 ) from None
         return cls(
@@ -117,7 +117,9 @@ class PromptSet:
         try:
             return self._env.get_template(name).render(**context)
         except jinja2.TemplateError as exc:
-            raise JudgeError(f"prompt template {name}: {exc}", path=self.directory / name) from None
+            raise JudgeInputError(
+                f"prompt template {name}: {exc}", path=self.directory / name
+            ) from None
 
     def system(self) -> str:
         return self._render("system.md")
