@@ -126,7 +126,7 @@ def test_batch_resumes_after_being_killed_and_writes_the_index(workspace: Path):
 
 def test_batch_survives_a_failing_and_a_hanging_notebook(workspace: Path, tmp_path: Path):
     notebook = nbformat.read(REPO / "notebooks/evaluate.ipynb", as_version=4)
-    setup = next(i for i, cell in enumerate(notebook.cells) if "evalkit.load_range" in cell.source)
+    setup = next(i for i, cell in enumerate(notebook.cells) if "plan.load_inputs()" in cell.source)
     notebook.cells.insert(
         setup + 1,
         nbformat.v4.new_code_cell(
@@ -170,7 +170,8 @@ def test_no_notebook_then_record_gives_the_same_scores(workspace: Path):
     assert not (folder / "evaluation.ipynb").exists()
     scores = (folder / "scores.json").read_text()
     verdicts = json.loads((folder / "verdicts.json").read_text())
-    assert set(verdicts) >= {"CHK-01"} and set(verdicts["CHK-01"]) == {
+    assert verdicts[0]["chk_id"] == "CHK-01" and set(verdicts[0]) == {
+        "chk_id",
         "detection",
         "plan",
         "penalties",
