@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ._atomic import write_text_atomic
+from ..fileio import write_text_atomic
 
 # The lab template with its CDN scripts (RequireJS, MathJax, Mermaid, widgets) removed,
 # since the record has none of what they serve, and a page readable at 1280 px.
