@@ -273,3 +273,18 @@ def test_cli_batch_api_end_to_end(tmp_path):
     assert (out / "evaluation.ipynb").is_file()
     leaked = "".join(p.read_text(errors="replace") for p in workspace.rglob("*") if p.is_file())
     assert KEY not in leaked + result.stdout + result.stderr
+
+
+def test_a_journalled_batch_the_api_no_longer_knows_is_submitted_again(tmp_path, key):
+    with FakeMessagesAPI(valid_verdict) as api:
+        judge = judge_for(api, tmp_path / "cache")
+        rng, submission = inputs()
+        keys = [p.key for p in judge.pending_requests(rng, submission)]
+        journal = tmp_path / "cache" / message_batches.JOURNAL_FOLDER / "msgbatch_gone.json"
+        journal.parent.mkdir(parents=True)
+        journal.write_text(json.dumps({"batch_id": "msgbatch_gone", "custom_ids": keys}))
+        summary = fill(judge, api)
+        assert len(api.batch_creates) == 1
+    assert summary.resumed == 0 and summary.submitted == len(keys)
+    assert summary.counts["succeeded"] == len(keys)
+    assert message_batches.open_batches(judge.response_cache()) == {}

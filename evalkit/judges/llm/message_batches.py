@@ -208,18 +208,19 @@ def fill_cache(
         for batch_id, keys in open_batches(cache).items()
         if any(key in by_key for key in keys)
     }
-    in_flight = {key for keys in resumed.values() for key in keys if key in by_key}
-    summary.resumed = len(in_flight)
-    fresh = [request for request in requests if request.key not in in_flight]
-    if not fresh and not resumed:
+    if not requests:
         return summary
     if client is None:
         from anthropic import Anthropic
 
         client = Anthropic(base_url=getattr(judge.transport, "base_url", None))
     env = judge.transport.key_env
-    pending: dict[str, list[str]] = {b: keys for b, keys in resumed.items()}
     try:
+        resumed = _still_there(client, cache, judge.model, resumed)
+        in_flight = {key for keys in resumed.values() for key in keys if key in by_key}
+        summary.resumed = len(in_flight)
+        fresh = [request for request in requests if request.key not in in_flight]
+        pending: dict[str, list[str]] = dict(resumed)
         for chunk in split_requests(fresh, max_count=max_count, max_bytes=max_bytes):
             created = client.messages.batches.create(
                 requests=[{"custom_id": r.key, "params": dict(r.body)} for r in chunk]
@@ -254,6 +255,28 @@ def fill_cache(
             redact(f"message batches: {type(exc).__name__}: {exc}", env).splitlines()[0]
         ) from None
     return summary
+
+
+def _still_there(
+    client: Any, cache: ResponseCache, model: str, journalled: Mapping[str, list[str]]
+) -> dict[str, list[str]]:
+    """The journalled batches the API still knows; the others are closed (asked anew)."""
+    from anthropic import NotFoundError
+
+    found: dict[str, list[str]] = {}
+    for batch_id, keys in journalled.items():
+        try:
+            client.messages.batches.retrieve(batch_id)
+        except NotFoundError:
+            log.warning("message batch %s is gone; its requests are submitted again", batch_id)
+            _write_journal(
+                cache,
+                batch_id,
+                {"batch_id": batch_id, "model": model, "custom_ids": keys, "collected": True},
+            )
+            continue
+        found[batch_id] = keys
+    return found
 
 
 def _poll(
