@@ -13,6 +13,14 @@ own request building, retry loop, error mapping and response parsing are all exe
 Endpoints
     ``POST /v1/messages``               answered by the responder (see below);
     ``POST /v1/messages/count_tokens``  ``{"input_tokens": N}`` from the local estimate;
+    ``POST /v1/messages/batches``       creates a Message Batch (``batch_creates`` records it);
+    ``GET /v1/messages/batches/{id}``   the batch: ``in_progress`` for its first
+                                        ``batch_polls`` retrieves, then ``ended``;
+    ``GET .../batches/{id}/results``    the results file (JSONL), one line per request:
+                                        ``batch_outcome(custom_id, params)`` picks
+                                        succeeded / errored / canceled / expired (default:
+                                        succeeded, answered by the responder; a responder
+                                        error reply becomes an errored result);
     anything else                       404 with an Anthropic error body.
 
 Responders
@@ -56,6 +64,7 @@ import itertools
 import json
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -80,6 +89,9 @@ log = logging.getLogger(__name__)
 Responder = Callable[[dict[str, Any], int], "Reply | str"]
 
 MESSAGES_PATH = "/v1/messages"
+BATCHES_PATH = "/v1/messages/batches"
+BATCH_RESULT_TYPES = ("succeeded", "errored", "canceled", "expired")
+BatchOutcome = Callable[[str, dict[str, Any]], str]
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 # Header values that must never be recorded, logged or echoed. SDK 2.14 sends `api_key` as
 # `Authorization: Bearer ...`; older SDKs and curl users send `x-api-key`.
@@ -87,6 +99,7 @@ SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
 REDACTED = "[redacted]"
 MAX_BREAKPOINTS = 4  # the API rejects more explicit cache_control blocks than this
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+_CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,6 +408,9 @@ class FakeMessagesAPI:
             sleep in their own threads so latency never serializes concurrent calls.
         min_cacheable_tokens: the smallest prefix, in estimated tokens, that prompt caching
             stores (the API's minimum is 1024 for most models).
+        batch_outcome: ``(custom_id, params) -> "succeeded" | "errored" | "canceled" |
+            "expired"`` for each Message Batch request (default: all succeed).
+        batch_polls: retrieves of a batch that report it ``in_progress`` before it has ended.
         port: 0 picks a free port.
     """
 
@@ -404,6 +420,8 @@ class FakeMessagesAPI:
         *,
         latency: float = 0.0,
         min_cacheable_tokens: int = 1024,
+        batch_outcome: BatchOutcome | None = None,
+        batch_polls: int = 1,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -418,6 +436,10 @@ class FakeMessagesAPI:
         self._seen_bodies: dict[str, int] = {}
         self._cache: dict[str, float] = {}  # prefix hash -> monotonic expiry
         self._ids = itertools.count(1)
+        self.batch_outcome = batch_outcome
+        self.batch_polls = batch_polls
+        self._batches: dict[str, dict[str, Any]] = {}
+        self._batch_ids = itertools.count(1)
         self._request_ids = itertools.count(1)
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -504,6 +526,18 @@ class FakeMessagesAPI:
         """Exceptions raised by the responder (each was answered with a 500 ``api_error``)."""
         with self._lock:
             return list(self._responder_errors)
+
+    @property
+    def batch_creates(self) -> list[list[dict[str, Any]]]:
+        """The ``requests`` list of each ``POST /v1/messages/batches``, oldest first."""
+        with self._lock:
+            return [list(batch["requests"]) for batch in self._batches.values()]
+
+    @property
+    def batch_retrieves(self) -> int:
+        """How many ``GET /v1/messages/batches/{id}`` requests arrived."""
+        with self._lock:
+            return sum(batch["polls"] for batch in self._batches.values())
 
     def clear_cache(self) -> None:
         """Forget every cached prompt prefix."""
@@ -618,6 +652,91 @@ class FakeMessagesAPI:
             message["stop_details"] = dict(reply.stop_details)
         return json.dumps(message).encode()
 
+    # -- Message Batches ------------------------------------------------------------------------
+
+    def _create_batch(self, body: Any) -> dict[str, Any]:
+        requests = body.get("requests") if isinstance(body, dict) else None
+        if not isinstance(requests, list) or not requests:
+            raise _ApiError(400, "invalid_request_error", "requests: must be a non-empty list")
+        seen: set[str] = set()
+        for request in requests:
+            custom_id = request.get("custom_id") if isinstance(request, dict) else None
+            if not isinstance(custom_id, str) or not _CUSTOM_ID.fullmatch(custom_id):
+                raise _ApiError(400, "invalid_request_error", f"custom_id: invalid {custom_id!r}")
+            if custom_id in seen:
+                raise _ApiError(400, "invalid_request_error", f"custom_id: {custom_id} repeated")
+            seen.add(custom_id)
+            if not isinstance(request.get("params"), dict):
+                raise _ApiError(400, "invalid_request_error", "params: Field required")
+        with self._lock:
+            batch_id = f"msgbatch_fake_{next(self._batch_ids)}"
+            self._batches[batch_id] = {"requests": requests, "polls": 0, "results": None}
+        return self._batch_json(batch_id)
+
+    def _retrieve_batch(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self._batches.get(batch_id)
+            if batch is None:
+                raise _ApiError(404, "not_found_error", f"no batch {batch_id}")
+            batch["polls"] += 1
+            ready = batch["polls"] > self.batch_polls and batch["results"] is None
+        if ready:
+            results = [self._batch_result(r["custom_id"], r["params"]) for r in batch["requests"]]
+            with self._lock:
+                batch["results"] = results
+        return self._batch_json(batch_id)
+
+    def _batch_result(self, custom_id: str, params: dict[str, Any]) -> dict[str, Any]:
+        outcome = self.batch_outcome(custom_id, params) if self.batch_outcome else "succeeded"
+        if outcome not in BATCH_RESULT_TYPES:
+            raise ValueError(f"batch_outcome gave {outcome!r}")
+        reply = self._ask_responder(params, 0) if outcome == "succeeded" else None
+        if reply is not None and reply.kind != "message":
+            outcome = "errored"
+        result: dict[str, Any] = {"type": outcome}
+        if outcome == "succeeded" and reply is not None:
+            plan = _CachePlan(estimate_input_tokens(params), 0, 0, ())
+            result["message"] = json.loads(self._message_json(params, reply, plan))
+        elif outcome == "errored":
+            result["error"] = {
+                "type": "error",
+                "error": {"type": "api_error", "message": "fake batch request failed"},
+            }
+        return {"custom_id": custom_id, "result": result}
+
+    def _batch_json(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self._batches[batch_id]
+            results = batch["results"]
+            count = len(batch["requests"])
+        counts = dict.fromkeys(BATCH_RESULT_TYPES, 0)
+        if results is not None:
+            for line in results:
+                counts[line["result"]["type"]] += 1
+        stamp = "2026-01-01T00:00:00Z"
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": "ended" if results is not None else "in_progress",
+            "request_counts": {"processing": 0 if results is not None else count, **counts},
+            "created_at": stamp,
+            "expires_at": "2026-01-02T00:00:00Z",
+            "ended_at": stamp if results is not None else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.url}{BATCHES_PATH}/{batch_id}/results"
+            if results is not None
+            else None,
+        }
+
+    def _batch_results_jsonl(self, batch_id: str) -> bytes:
+        with self._lock:
+            batch = self._batches.get(batch_id)
+            results = batch["results"] if batch is not None else None
+        if results is None:
+            raise _ApiError(404, "not_found_error", f"no results for {batch_id} yet")
+        return "".join(json.dumps(line) + "\n" for line in results).encode()
+
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)  # wakes early on stop() so shutdown is prompt
@@ -710,6 +829,15 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self._read_body()  # always drain it, so keep-alive framing stays correct
         path = urlsplit(self.path).path
         try:
+            if path == BATCHES_PATH:
+                if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
+                    raise _ApiError(401, "authentication_error", "x-api-key header is required")
+                try:
+                    created = api._create_batch(json.loads(raw or b"null"))
+                except ValueError:
+                    raise _ApiError(400, "invalid_request_error", "invalid JSON") from None
+                self._send(200, json.dumps(created).encode(), request_id)
+                return
             if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
                 raise _ApiError(404, "not_found_error", f"Not found: {path}")
             try:
@@ -777,4 +905,25 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         self._send_error(404, "not_found_error", f"Not found: {path}", api._next_request_id())
 
-    do_GET = do_PUT = do_PATCH = do_DELETE = _not_found
+    def do_GET(self) -> None:
+        api = self.server.api
+        request_id = api._next_request_id()
+        self._read_body()
+        parts = urlsplit(self.path).path.removeprefix(BATCHES_PATH + "/").split("/")
+        if not urlsplit(self.path).path.startswith(BATCHES_PATH + "/") or len(parts) > 2:
+            self._not_found()
+            return
+        try:
+            if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
+                raise _ApiError(401, "authentication_error", "x-api-key header is required")
+            api._sleep(api.latency)
+            if len(parts) == 2 and parts[1] == "results":
+                self._send(200, api._batch_results_jsonl(parts[0]), request_id)
+            elif len(parts) == 1:
+                self._send(200, json.dumps(api._retrieve_batch(parts[0])).encode(), request_id)
+            else:
+                raise _ApiError(404, "not_found_error", f"Not found: {self.path}")
+        except _ApiError as err:
+            self._send_error(err.status, err.error_type, err.message, request_id)
+
+    do_PUT = do_PATCH = do_DELETE = _not_found

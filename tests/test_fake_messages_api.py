@@ -498,3 +498,36 @@ async def test_eight_concurrent_requests_do_not_serialize_latency(serve):
     assert len({m.id for m in messages}) == 8
     assert api.request_count == 8
     assert 0.3 <= elapsed < 0.9
+
+
+# -- Message Batches ---------------------------------------------------------------------------
+
+
+def test_batches_end_after_the_configured_polls_and_serve_a_results_file():
+    fates = {"a": "succeeded", "b": "errored", "c": "canceled", "d": "expired"}
+    params = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    with FakeMessagesAPI(
+        lambda body, attempt: Reply.text("ok"),
+        batch_outcome=lambda custom_id, params: fates[custom_id],
+        batch_polls=2,
+    ) as api:
+        client = anthropic.Anthropic(api_key="sk-ant-test-x", base_url=api.url, max_retries=0)
+        created = client.messages.batches.create(
+            requests=[{"custom_id": c, "params": params} for c in fates]
+        )
+        statuses = [client.messages.batches.retrieve(created.id) for _ in range(3)]
+        results = {
+            line.custom_id: line.result for line in client.messages.batches.results(created.id)
+        }
+        assert api.request_count == 0  # batch requests are not /v1/messages calls
+        assert [r["custom_id"] for r in api.batch_creates[0]] == list(fates)
+        with pytest.raises(anthropic.BadRequestError):
+            client.messages.batches.create(requests=[{"custom_id": "bad id!", "params": params}])
+        with pytest.raises(anthropic.NotFoundError):
+            client.messages.batches.retrieve("msgbatch_missing")
+    assert [s.processing_status for s in statuses] == ["in_progress", "in_progress", "ended"]
+    assert statuses[0].request_counts.processing == 4
+    assert statuses[-1].request_counts.succeeded == 1 and statuses[-1].request_counts.expired == 1
+    assert {c: r.type for c, r in results.items()} == fates
+    assert results["a"].message.content[0].text == "ok"
+    assert results["a"].message.usage.input_tokens > 0

@@ -57,6 +57,20 @@ def register(commands: Any) -> None:
     )
     batch.add_argument("--force", action="store_true", help="re-run evaluations already done")
     batch.add_argument(
+        "--batch-api",
+        action="store_true",
+        help="with --judge claude: first ask every uncached judge request of the batch through"
+        " the Message Batches API (half price, answered within 24 h) into the response cache,"
+        " then run the evaluations from the cache",
+    )
+    batch.add_argument(
+        "--batch-poll-interval",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --batch-api: seconds between two status checks of the batches (default 30)",
+    )
+    batch.add_argument(
         "--no-notebook",
         action="store_true",
         help="judge, score and write scores.json + report in-process, without notebooks"
@@ -106,10 +120,25 @@ def cmd_batch(args: argparse.Namespace) -> int:
         with_notebook=not args.no_notebook,
         workspace=Path.cwd().resolve(),
     )
+    if args.batch_api:
+        from ..judges.llm import message_batches
+
+        if args.batch_poll_interval < 0:
+            raise EvalkitError("--batch-poll-interval must be >= 0")
+        message_batches.batch_judge(settings)  # refuses any other judge before any work
     pairs = batch.select_pairs(
         args.runs_dir, args.ranges_dir, _globs(args.runs), _globs(args.ranges)
     )
     plan = batch.plan_batch(settings, pairs, force=args.force)
+    if args.batch_api and plan.todo:
+        requests = message_batches.collect_requests(settings, plan.todo)
+        summary = message_batches.fill_cache(
+            message_batches.batch_judge(settings),
+            requests,
+            poll_interval_s=args.batch_poll_interval,
+            progress=not args.quiet,
+        )
+        print(summary.line())
 
     bar = tqdm(
         total=len(pairs),

@@ -30,6 +30,9 @@ from typing import Any
 PER_MILLION = 1_000_000
 # The shortest prefix most models cache; used for models whose entry does not say.
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024
+# The Message Batches API bills every token (input, output, cache writes and reads) at half the
+# standard price.
+BATCH_DISCOUNT = 0.5
 # What may follow a table key in a model id it prices: a release date, or an alias suffix.
 _VERSION_SUFFIX = re.compile(r"-(?:\d{8}|latest)")
 
@@ -130,8 +133,13 @@ def _tokens(usage: Any, name: str) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def cost_usd(model: str, usage: Any, table: PriceTable | None = None) -> float | None:
+def cost_usd(
+    model: str, usage: Any, table: PriceTable | None = None, *, batch: bool = False
+) -> float | None:
     """USD for one response's ``usage`` (an SDK ``Usage``, or its dict), or None if unpriced.
+
+    ``batch``: the answer came through the Message Batches API, billed at
+    :data:`BATCH_DISCOUNT` times every standard rate.
 
     ``input_tokens`` are the uncached input, billed at ``input``;
     ``cache_creation_input_tokens`` at ``cache_write`` (or ``cache_write_1h`` for the part the
@@ -151,10 +159,11 @@ def cost_usd(model: str, usage: Any, table: PriceTable | None = None) -> float |
         + written_1h * price.cache_write_1h_rate
         + _tokens(usage, "cache_read_input_tokens") * price.cache_read
     )
-    return total / PER_MILLION
+    return total / PER_MILLION * (BATCH_DISCOUNT if batch else 1.0)
 
 
 __all__ = [
+    "BATCH_DISCOUNT",
     "DEFAULT_MIN_CACHEABLE_TOKENS",
     "Price",
     "PriceTable",

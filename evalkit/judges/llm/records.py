@@ -44,6 +44,7 @@ class CallRecord:
     latency_s: float
     http_attempts: tuple[Mapping[str, Any], ...] = ()
     warning: str | None = None
+    batch_id: str | None = None  # the answer came from this Message Batch (billed at batch rate)
     order: tuple[int, int] = field(default=(0, 0), compare=False)  # (item index, sequence)
 
     @property
@@ -83,4 +84,5 @@ class CallRecord:
             "cost_usd": self.cost_usd,
             "http_attempts": [dict(entry) for entry in self.http_attempts],
             "warning": self.warning,
+            "batch_id": self.batch_id,
         }

@@ -56,6 +56,20 @@ DEFAULT_BACKOFF_MAX_S = 60.0
 RETRY_MAX_TOKENS_CAP = 16384
 
 
+# The cache entry field naming where a stored answer came from (absent: a direct call).
+BATCH_SOURCE = "message_batches"
+
+
+@dataclass(frozen=True)
+class PendingRequest:
+    """One (checkpoint, sample) answer the response cache does not hold yet."""
+
+    key: str  # the response-cache key of the answer
+    chk_id: str
+    sample: int
+    body: Mapping[str, Any]  # the first request the runner would send for it
+
+
 class _RunStopped(Exception):
     """A fatal error: no call can succeed, the whole run stops with this message."""
 
@@ -245,6 +259,49 @@ class LLMJudge(JudgeBase):
         self._require_key(needs_api=pending > 0)
         return pending
 
+    def pending_requests(self, rng: Range, submission: Submission) -> list[PendingRequest]:
+        """Every (item, sample) answer :meth:`judge` would have to ask for, with its cache key.
+
+        The bodies are the ones :meth:`judge` sends first (one planning path for both), so an
+        answer obtained elsewhere (the Message Batches API) and stored with
+        :meth:`cache_entry` under ``key`` is a cache hit for the runner.
+        """
+        return [
+            PendingRequest(item.keys[sample], item.checkpoint.id, sample, item.body)
+            for item in self._plan(rng, submission, self._cache())
+            for sample, hit in enumerate(item.hits)
+            if hit is None
+        ]
+
+    def response_cache(self) -> ResponseCache | None:
+        """The response cache this judge reads and writes (None without a cache folder)."""
+        return self._cache()
+
+    def cache_entry(
+        self,
+        *,
+        chk_id: str,
+        sample: int,
+        request: Mapping[str, Any],
+        response: Mapping[str, Any],
+        final_request: Mapping[str, Any] | None = None,
+        turns: int = 1,
+        previous: list[Mapping[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The response-cache entry for one answer (the one shape, whoever asked)."""
+        return {
+            "model": self.model,
+            "prompt_sha256": self.prompts.sha256,
+            "prompt_version": self.prompts.version,
+            "sample": sample,
+            "chk_id": chk_id,
+            "request": request,
+            "final_request": final_request if final_request is not None else request,
+            "turns": turns,
+            "previous_responses": list(previous or []),
+            "response": response,
+        }
+
     def _require_key(self, *, needs_api: bool) -> None:
         env = self.transport.key_env
         if needs_api and env and self.transport.needs_key():
@@ -352,6 +409,11 @@ class LLMJudge(JudgeBase):
         cached = item.hits[sample]
         if cached is not None:
             entry = item.hit_entries[sample] or {}
+            # An answer the Message Batches API gave was paid for there (at the batch rate):
+            # its usage and cost belong to this evaluation, not zero as for a replayed answer.
+            from_batch = entry.get("source") == BATCH_SOURCE and isinstance(
+                entry.get("response"), Mapping
+            )
             self._record(
                 run,
                 item,
@@ -359,11 +421,12 @@ class LLMJudge(JudgeBase):
                 turn=int(entry.get("turns", 1)),
                 cached=True,
                 request=entry.get("final_request", item.body),
-                answer=None,
+                answer=self.transport.answer_of(entry["response"]) if from_batch else None,
                 response=entry.get("response"),
                 error=None,
                 latency=0.0,
                 http=[],
+                batch_id=str(entry.get("batch_id") or "unknown") if from_batch else None,
             )
             return cached
         owner = run.warm_owner == (checkpoint.id, sample)
@@ -437,18 +500,15 @@ class LLMJudge(JudgeBase):
     ) -> None:
         if run.cache is None:
             return
-        entry = {
-            "model": self.model,
-            "prompt_sha256": self.prompts.sha256,
-            "prompt_version": self.prompts.version,
-            "sample": sample,
-            "chk_id": item.checkpoint.id,
-            "request": item.body,
-            "final_request": final_request,
-            "turns": turn,
-            "previous_responses": list(previous),
-            "response": response,
-        }
+        entry = self.cache_entry(
+            chk_id=item.checkpoint.id,
+            sample=sample,
+            request=item.body,
+            response=response,
+            final_request=final_request,
+            turns=turn,
+            previous=previous,
+        )
         try:
             run.cache.put(item.keys[sample], entry)
         except (OSError, SecretInCacheError) as exc:
@@ -557,9 +617,18 @@ class LLMJudge(JudgeBase):
         error: str | None,
         latency: float,
         http: list[dict[str, Any]],
+        batch_id: str | None = None,
     ) -> None:
         cost: float | None
-        if cached or answer is None:  # served from disk, or nothing came back
+        if cached and batch_id is not None and answer is not None:  # paid through a batch
+            tokens = coerce_usage(answer.usage)
+            cost = cost_usd(
+                self.model,
+                answer.billed if answer.billed is not None else answer.usage,
+                batch=True,
+            )
+            requests = 1
+        elif cached or answer is None:  # served from disk, or nothing came back
             tokens = coerce_usage(None)
             cost = 0.0 if cached else cost_usd(self.model, {})
             requests = 0 if cached else max(1, len(http))
@@ -585,7 +654,8 @@ class LLMJudge(JudgeBase):
                 cost_usd=round(cost, 8) if cost is not None else None,
                 latency_s=round(latency, 4),
                 http_attempts=tuple(http),
-                warning=None if cached else run.price_note,
+                warning=None if cached and batch_id is None else run.price_note,
+                batch_id=batch_id,
                 order=(item.index, len(run.records)),
             )
         )
