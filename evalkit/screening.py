@@ -295,7 +295,7 @@ class _Terms:
     @classmethod
     def of_key(cls, key: _TermsKey) -> _Terms:
         index: dict[str, dict[tuple[str, ...], str]] = {}
-        for chk_id, name, indicators, attribution, remediation in key:
+        for chk_id, _name, indicators, attribution, remediation in key:
             for category, terms in (
                 ("indicator", indicators),
                 ("attribution", attribution),
