@@ -215,8 +215,9 @@ _DIMENSION_WORD = re.compile(r"\b(?:detection|plan)\b", re.IGNORECASE)
 _SCORE_WORD = re.compile(r"\b(?:scores?|points?|marks?|grades?|verdicts?|awarded)\b", re.IGNORECASE)
 _SCORE_CELL = re.compile(r"\bCHK-\d+\b|\b\d+\s*/\s*\d+\b|\bfull\s+marks\b", re.IGNORECASE)
 _TOKEN_EDGES = "`'\"()[]{}<>,;:.!?*_|"
-# The pieces of a list: what commas, semicolons, pipes, parentheses, "and", "or" separate.
-_LIST_SEPARATOR = re.compile(r"[,;|()]|\b(?:and|or)\b", re.IGNORECASE)
+# The pieces of a list: what commas, semicolons, pipes, parentheses, "and", "or", "nor"
+# separate.
+_TO_COMMA = str.maketrans(";|()", ",,,,")
 TERM_RUN_MIN = 4  # checklist terms listed in a row, inside a sentence, that make stuffing
 TERM_LIST_MIN = 3  # ... when the list is the whole line
 ECHO_MAX_OTHER_WORDS = 3  # words beside an item's name and terms in a restatement of it
@@ -294,6 +295,7 @@ class _Terms:
     exact: dict[tuple[str, ...], str]  # a term's words -> its category
     names: dict[str, tuple[tuple[str, ...], ...]]  # items' names (2+ words), by first word
     longest: int  # the most words of any term
+    name_words: frozenset[str]  # every word of every name in ``names``
 
     @classmethod
     def of(cls, rng: Range) -> _Terms:
@@ -325,6 +327,7 @@ class _Terms:
             exact,
             {first: tuple(found) for first, found in names.items()},
             max((len(words) for words in exact), default=0),
+            frozenset(word for found in names.values() for words in found for word in words),
         )
 
     def stuffed(self, text: str) -> bool:
@@ -375,19 +378,22 @@ class _Terms:
             and not command
         )
 
-    def _category(self, words: tuple[str, ...]) -> str | None:
-        return self.exact.get(words) if len(words) <= self.longest else None
+    def _category(self, piece: str) -> str | None:
+        """The category of the term ``piece`` (lower case) is exactly, if any."""
+        return self.exact.get(tuple(word.strip(_TOKEN_EDGES) for word in piece.split()))
 
-    def _ends_with_term(self, words: tuple[str, ...]) -> str | None:
-        """The category of a term ``words`` ends with ("... may include xmrig")."""
-        for size in range(min(len(words), self.longest), 0, -1):
+    def _ends_with_term(self, piece: str) -> str | None:
+        """The category of a term ``piece`` ends with ("... may include xmrig")."""
+        words = tuple(word.strip(_TOKEN_EDGES) for word in piece.split()[-self.longest :])
+        for size in range(len(words), 0, -1):
             if (category := self.exact.get(words[-size:])) is not None:
                 return category
         return None
 
-    def _starts_with_term(self, words: tuple[str, ...]) -> str | None:
-        """The category of a term ``words`` starts with ("deploy is not present")."""
-        for size in range(min(len(words), self.longest), 0, -1):
+    def _starts_with_term(self, piece: str) -> str | None:
+        """The category of a term ``piece`` starts with ("deploy is not present")."""
+        words = tuple(word.strip(_TOKEN_EDGES) for word in piece.split()[: self.longest])
+        for size in range(len(words), 0, -1):
             if (category := self.exact.get(words[:size])) is not None:
                 return category
         return None
@@ -395,24 +401,32 @@ class _Terms:
     def listed(self, text: str) -> bool:
         """Does ``text`` list checklist terms, one per list piece, rather than say something?
 
-        A list is a run of pieces (what commas, semicolons, pipes, parentheses, "and" and
-        "or" separate) that are each exactly a term or an item id; its first piece may end
-        with a term and its last start with one, as a list inside a sentence does ("may
+        A list is a run of pieces (what commas, semicolons, pipes, parentheses, "and", "or"
+        and "nor" separate) that are each exactly a term or an item id; its first piece may
+        end with a term and its last start with one, as a list inside a sentence does ("may
         include A, B, C and D is ..."). Stuffing: TERM_RUN_MIN terms in a run anywhere on
         the line, or TERM_LIST_MIN when every piece of the line is a term, in either case
         of at least STUFFING_MIN_KINDS kinds (ids count as a kind).
         """
-        pieces = [
-            words for piece in _LIST_SEPARATOR.split(text) if (words := tuple(_tokens(piece)))
-        ]
+        if not any(mark in text for mark in ",|;("):
+            return False  # a list of terms is punctuated: "A and B or C" alone is prose
+        # Separators made commas with str methods, once per line: a regex split of every
+        # line of a large document costs several times more.
+        lower = fold(text).lower().translate(_TO_COMMA)
+        for word in (" and ", " or ", " nor "):
+            lower = lower.replace(word, " , ")
+        pieces = [piece for piece in lower.split(",") if piece.strip(_TOKEN_EDGES + " \t")]
         if len(pieces) < TERM_LIST_MIN:
             return False
-        categories = [self._category(words) for words in pieces]
-        if all(categories) and len(pieces) >= TERM_LIST_MIN:
-            if len(set(categories)) >= STUFFING_MIN_KINDS:
-                return True
+        # A piece of more words than the longest term is no term: no need to look it up.
+        categories = [
+            self._category(piece) if len(piece.split()) <= self.longest else None
+            for piece in pieces
+        ]
+        if all(categories) and len(set(categories)) >= STUFFING_MIN_KINDS:
+            return True
         run: list[str] = []
-        for index, words in enumerate(pieces):
+        for index, piece in enumerate(pieces):
             category = categories[index]
             if category is not None:
                 if not run and index > 0:
@@ -422,7 +436,7 @@ class _Terms:
                         run.append(head)
                 run.append(category)
                 continue
-            tail = self._starts_with_term(words) if run else None
+            tail = self._starts_with_term(piece) if run else None
             if tail is not None:
                 run.append(tail)
             if len(run) >= TERM_RUN_MIN and len(set(run)) >= STUFFING_MIN_KINDS:
@@ -440,6 +454,14 @@ class _Terms:
         """
         if "`" in text:
             return False
+        # Quick refusal: a word in no term and no name is surely one of the other words.
+        other = 0
+        for word in text.split():
+            token = fold(word).lower().strip(_TOKEN_EDGES)
+            if token and token not in self.words and token not in self.name_words:
+                other += 1
+                if other > ECHO_MAX_OTHER_WORDS:
+                    return False
         tokens = _tokens(text)
         named = False
         terms: set[tuple[str, ...]] = set()
