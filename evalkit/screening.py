@@ -448,9 +448,11 @@ class _Terms:
         """Does ``text`` restate a checkpoint, its name and terms, with no finding around it?
 
         "We confirmed mining pool connection (198.51.100.77, xmr.pool.example.net)": an
-        item's name, at least ECHO_MIN_TERMS of the checklist's terms, at most
-        ECHO_MAX_OTHER_WORDS other words, and no artifact shown (no code span): the
-        checklist said back, which is a claim and not a finding.
+        item's name, at least ECHO_MIN_TERMS of the checklist's terms listed one after
+        the other (no word between them), at most ECHO_MAX_OTHER_WORDS other words, and
+        no artifact shown (no code span): the checklist said back, which is a claim and
+        not a finding. "Cron persistence: /etc/cron.d/x runs upd.sh at @reboot" tells
+        how the terms relate, and is not one.
         """
         if "`" in text:
             return False
@@ -466,6 +468,7 @@ class _Terms:
         named = False
         terms: set[tuple[str, ...]] = set()
         other = 0
+        listed = longest_list = 0  # terms in a row, with nothing but separators between
         at = 0
         while at < len(tokens):
             name = next(
@@ -478,6 +481,7 @@ class _Terms:
             )
             if name is not None:
                 named = True
+                listed = 0
                 at += len(name)
                 continue
             best: tuple[str, ...] | None = None
@@ -490,11 +494,14 @@ class _Terms:
                 other += 1
                 if other > ECHO_MAX_OTHER_WORDS:
                     return False
+                listed = 0
                 at += 1
                 continue
             terms.add(best)
+            listed += 1
+            longest_list = max(longest_list, listed)
             at += len(best)
-        return named and len(terms) >= ECHO_MIN_TERMS
+        return named and len(terms) >= ECHO_MIN_TERMS and longest_list >= ECHO_MIN_TERMS
 
 
 # --------------------------------------------------------------------------- screening

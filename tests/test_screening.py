@@ -247,6 +247,8 @@ def test_a_checkpoint_said_back_by_name_and_terms_is_flagged():
         "(xmr.pool.example.net) every minute.",
         # terms with no name
         "- Outbound to 198.51.100.77 (xmr.pool.example.net).",
+        # a terse finding: words between the terms say how they relate
+        "- Mining pool connection: xmrig reached 198.51.100.77 on 3333.",
     ],
 )
 def test_a_finding_naming_its_checkpoint_is_not_an_echo(line):
