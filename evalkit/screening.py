@@ -47,6 +47,7 @@ from .model import DocumentWarning, Range, SourceName, Submission, WarningKind
 from .textnorm import fold
 
 __all__ = [
+    "PENALTIES_READ",
     "Mask",
     "Screening",
     "not_examined_heading",
@@ -249,6 +250,11 @@ def _links_only(source_line: str) -> bool:
         return False
     rest = LINK.sub("", source_line)
     return rest != source_line and _LINK_ONLY_REST.fullmatch(rest) is not None
+
+
+# Masks that withhold points but not penalties: whoever follows the document still reads a
+# reference list or an example (a fabricated CVE as a link, "for illustration: rm -rf ~").
+PENALTIES_READ = frozenset({"reference", "illustration"})
 
 
 @dataclass(frozen=True)
@@ -595,7 +601,11 @@ def screen_document(
             following = md.blocks[block.index + 1] if block.index + 1 < len(md.blocks) else None
             if following is not None and following.kind in ("code", "list_item", "table_row"):
                 end = following.end
-            masks.append(Mask(block.start, end, "it is given as an illustration, not as found"))
+            masks.append(
+                Mask(
+                    block.start, end, "it is given as an illustration, not as found", "illustration"
+                )
+            )
         for visible, source_line in zip(
             block.lines, (source_lines[line.number - 1] for line in block.lines), strict=True
         ):
@@ -605,6 +615,7 @@ def screen_document(
                         visible.number,
                         visible.number,
                         "it is a line of links only, a reference and not a finding",
+                        "reference",
                     )
                 )
                 continue

@@ -1464,3 +1464,30 @@ def test_a_no_inside_a_config_value_does_not_deny_the_step():
     plan = "# Plan\n\n## Miner kworkerd\n\nSet `Foo no` to `Foo yes`: kill it, rm it, verify.\n"
     verdict = one("kworkerd", plan, remediation=("Foo yes", "kill"))
     assert pln(verdict, "correctness") == 1
+
+
+# --------------------------------------------------------------------------- references, examples
+
+
+def test_a_line_of_links_or_an_example_earns_nothing_through_the_pipeline():
+    report = (
+        "# R\n\n## Miner\n\n- [kworkerd](https://example.invalid/k)\n\n"
+        "The lines below illustrate a miner; they were not taken from this host.\n\n"
+        "```\nApr 11 03:02:11 web-01 kworkerd[42]: started from /var/tmp/.cache/kworkerd\n```\n"
+    )
+    evaluation = evaluate(make_range(chk()), submission(report), RulesJudge())
+    (item,) = evaluation.items
+    assert item.detection is not None and item.detection.total == 0
+
+
+def test_penalties_are_still_read_in_a_reference_or_an_example():
+    report = "# R\n\n## Miner\n\nkworkerd runs.\n\n- [CVE-2021-4034](https://example.invalid/cve)\n"
+    plan = (
+        "# Plan\n\n## kworkerd\n\nThe commands below illustrate the cleanup of kworkerd.\n\n"
+        "```\nrm -rf /var/www\n```\n"
+    )
+    rng = make_range(chk(), facts=("No CVE is involved.",))
+    evaluation = evaluate(rng, submission(report, plan), RulesJudge())
+    (item,) = evaluation.items
+    assert sorted(p.rule for p in item.penalties) == ["dangerous_advice", "fabrication"]
+    assert item.dismissed_penalties == ()

@@ -29,7 +29,7 @@ from ..model import (
     SubScoreVerdict,
     Verdict,
 )
-from ..screening import Mask, screen
+from ..screening import PENALTIES_READ, Mask, screen
 from ..textnorm import fold
 from .base import JudgeResult, ProgressCallback
 
@@ -758,6 +758,15 @@ class _Doc:
         self.masked = frozenset(
             line for mask in masks for line in range(mask.first_line, mask.last_line + 1)
         )
+        # ... and those where penalties are not read either (a reference list or an example
+        # is still read by whoever follows the document: see PENALTIES_READ).
+        self.masked_for_penalties = frozenset(
+            line
+            for mask in masks
+            if mask.kind not in PENALTIES_READ
+            for line in range(mask.first_line, mask.last_line + 1)
+        )
+        self._penalty_hits: dict[str | re.Pattern[str], tuple[_Hit, ...]] = {}
         self._hits: dict[str, tuple[_Hit, ...]] = {}
         self._regex_hits: dict[re.Pattern[str], tuple[_Hit, ...]] = {}
         self._artifacts: dict[tuple[int, int], tuple[str, _Hit] | None] = {}
@@ -769,18 +778,20 @@ class _Doc:
         self._supposed: dict[tuple[int, int, int], bool] = {}
         level_one = [s.path[0] for s in self.md.sections if s.level == 1]
         self._title = level_one[0] if len(level_one) == 1 else None
-        self._grounds: dict[tuple[str, int], bool] = {}
+        self._grounds: dict[tuple[str, int, bool], bool] = {}
 
     # ---- quoting
 
-    def _grounded(self, quote: str, line: int) -> bool:
-        key = (quote, line)
+    def _grounded(self, quote: str, line: int, penalty: bool = False) -> bool:
+        key = (quote, line, penalty)
         if key not in self._grounds:
             # The quote comes from this line: grounding need only look around it.
-            self._grounds[key] = self.search.find(quote, near_line=line) is not None
+            self._grounds[key] = (
+                self.search.find(quote, near_line=line, penalty=penalty) is not None
+            )
         return self._grounds[key]
 
-    def quote(self, block: Block, start: int, end: int) -> str | None:
+    def quote(self, block: Block, start: int, end: int, penalty: bool = False) -> str | None:
         """The clean line(s) holding ``[start, end)``, else its own line, if grounding finds it."""
         first = block.line_index(start)
         last = block.line_index(max(start, end - 1))
@@ -793,11 +804,11 @@ class _Doc:
         candidates.append(_window(line_text, local, min(len(line_text), end - block.starts[first])))
         number = block.lines[first].number
         for candidate in candidates:
-            if candidate and self._grounded(candidate, number):
+            if candidate and self._grounded(candidate, number, penalty):
                 return candidate
         return None
 
-    def _hit(self, block: Block, start: int, end: int) -> _Hit:
+    def _hit(self, block: Block, start: int, end: int, penalty: bool = False) -> _Hit:
         return _Hit(
             doc=self.kind,
             block=block.index,
@@ -806,7 +817,7 @@ class _Doc:
             line=block.lines[block.line_index(start)].number,
             section=block.section,
             matched=block.text[start:end],
-            quote=self.quote(block, start, end),
+            quote=self.quote(block, start, end, penalty),
         )
 
     def _lower(self, block: Block) -> str | None:
@@ -852,14 +863,20 @@ class _Doc:
             yield match
             pos = max(match.end(), at + 1)
 
-    def _matches(self, pattern: re.Pattern[str], anchor: str | None = None) -> tuple[_Hit, ...]:
-        """The first MAX_MATCHES matches of ``pattern`` outside the masked lines, in order."""
+    def _matches(
+        self, pattern: re.Pattern[str], anchor: str | None = None, penalty: bool = False
+    ) -> tuple[_Hit, ...]:
+        """The first MAX_MATCHES matches of ``pattern`` outside the masked lines, in order.
+
+        With ``penalty``, outside the lines masked for penalties, and quoted from them.
+        """
+        masked = self.masked_for_penalties if penalty else self.masked
         hits: list[_Hit] = []
         for block in self.md.blocks:
             for match in self._finditer(pattern, block, anchor):
                 line = block.lines[block.line_index(match.start())].number
-                if line not in self.masked:
-                    hits.append(self._hit(block, match.start(), match.end()))
+                if line not in masked:
+                    hits.append(self._hit(block, match.start(), match.end(), penalty))
                     if len(hits) >= MAX_MATCHES:
                         return tuple(hits)
         return tuple(hits)
@@ -871,6 +888,16 @@ class _Doc:
         if term not in self._hits:
             self._hits[term] = self._matches(term_pattern(term), _anchor(term))
         return self._hits[term]
+
+    def penalty_hits(self, term: str | re.Pattern[str]) -> tuple[_Hit, ...]:
+        """Every match of a term or pattern where penalties are read (see PENALTIES_READ)."""
+        if term not in self._penalty_hits:
+            if isinstance(term, str):
+                found = self._matches(term_pattern(term), _anchor(term), penalty=True)
+            else:
+                found = self._matches(term, penalty=True)
+            self._penalty_hits[term] = found
+        return self._penalty_hits[term]
 
     def regex_hits(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
         """Every match of ``pattern``, in document order (computed once per pattern)."""
@@ -1041,7 +1068,7 @@ class _Context:
         """(what, hit, detail) for every fabricated mention in the report."""
         out: list[tuple[str, _Hit, str]] = []
         facts = self.facts
-        for hit in self.report.regex_hits(_CVE):
+        for hit in self.report.penalty_hits(_CVE):
             cve = cve_id(hit.matched)
             if facts.cve_ids:
                 if cve in facts.cve_ids:
@@ -1057,7 +1084,7 @@ class _Context:
             if self._asserted(hit):
                 out.append((cve, hit, detail))
         for artifact, fact in facts.absent:
-            for hit in self.report.hits(artifact):
+            for hit in self.report.penalty_hits(artifact):
                 if self._asserted(hit):
                     detail = (
                         f"The report names `{artifact}`, which the Facts say does not exist: "
@@ -1087,8 +1114,10 @@ class _Context:
             for index in candidates:
                 line = block.lines[index]
                 offset = block.starts[index]
+                if line.number in doc.masked_for_penalties:
+                    continue
                 for start, end, what in destructive_commands(line.text):
-                    hit = doc._hit(block, offset + start, offset + end)
+                    hit = doc._hit(block, offset + start, offset + end, penalty=True)
                     if doc.advised_against(hit):
                         continue
                     if hit.quote is not None:
