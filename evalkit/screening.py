@@ -629,7 +629,8 @@ def screen_document(
                     visible.text,
                     "keyword stuffing (checklist terms with no sentence around them)",
                 )
-            elif terms.echoed(visible.text):
+            elif kind == "report" and terms.echoed(visible.text):
+                # A report's claim; in a plan, an item's name over its commands is a step.
                 flag(
                     "keyword_stuffing",
                     visible.number,

@@ -237,6 +237,18 @@ def test_a_checkpoint_said_back_by_name_and_terms_is_flagged():
     assert "said back" in result.warnings[0].message
 
 
+def test_in_a_plan_an_items_name_over_its_commands_is_a_step():
+    sub = Submission(
+        run_id="x",
+        range_id="r",
+        report=Document("report", "intrusion-report.md", "# R\n\nNothing.\n"),
+        plan=Document(
+            "plan", "remediation-plan.md", "# Plan\n\n- Mining pool connection: iptables, xmrig\n"
+        ),
+    )
+    assert screen(NAMED, sub).warnings == ()
+
+
 @pytest.mark.parametrize(
     "line",
     [
