@@ -48,7 +48,7 @@ from .model import (
     Verdict,
 )
 from .penalties import PENALTY_SOURCES
-from .screening import Mask, Screening
+from .screening import PENALTIES_READ, Mask, Screening
 from .textnorm import fold
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
@@ -143,16 +143,39 @@ class SearchableDocument:
         return _normalize_lines(source)
 
     @cached_property
+    def _normalized_for_penalties(self) -> tuple[str, array[int]]:
+        """Like ``_normalized``, with the masks penalties still read left in."""
+        kept = [mask for mask in self.masks if mask.kind not in PENALTIES_READ]
+        if len(kept) == len(self.masks):
+            return self._normalized
+        source = self.md.visible_source
+        if kept:
+            starts = self.md.line_starts
+            source = blank_spans(
+                source,
+                (
+                    (starts[mask.first_line - 1], _line_end(starts, len(source), mask.last_line))
+                    for mask in kept
+                ),
+            )
+        return _normalize_lines(source)
+
+    @cached_property
     def _unmasked(self) -> tuple[str, array[int]]:
         return _normalize_lines(self.md.text)
 
-    def find(self, quote: str, near_line: int | None = None) -> int | None:
+    def find(
+        self, quote: str, near_line: int | None = None, *, penalty: bool = False
+    ) -> int | None:
         """1-based line where ``quote`` starts, or None when it is not verbatim here.
 
         ``near_line`` limits the search to the quote's length around that line (a
         caller who knows where its quote came from need not rescan the document).
+        ``penalty``: the quote backs a penalty, which masks in ``PENALTIES_READ`` do
+        not hide.
         """
-        return _find(*self._normalized, quote, near_line)
+        normalized = self._normalized_for_penalties if penalty else self._normalized
+        return _find(*normalized, quote, near_line)
 
     def why_not(self, quote: str) -> str | None:
         """Why ``quote`` is not evidence although the source holds it, or None."""
@@ -257,9 +280,11 @@ class Sources:
     def document(self, kind: SourceName) -> SearchableDocument:
         return self.report if kind == "report" else self.plan
 
-    def check(self, quote: str, allowed: tuple[SourceName, ...]) -> QuoteCheck:
+    def check(
+        self, quote: str, allowed: tuple[SourceName, ...], *, penalty: bool = False
+    ) -> QuoteCheck:
         for kind in allowed:
-            line = self.document(kind).find(quote)
+            line = self.document(kind).find(quote, penalty=penalty)
             if line is not None:
                 return QuoteCheck(quote=quote, found=True, source=kind, line=line)
         return QuoteCheck(quote=quote, found=False)
@@ -349,7 +374,9 @@ def ground_verdict(verdict: Verdict, sources: Sources) -> GroundedVerdict:
         else None
     )
     penalties = tuple(
-        GroundedPenalty(flag=flag, check=sources.check(flag.quote, PENALTY_SOURCES[flag.rule]))
+        GroundedPenalty(
+            flag=flag, check=sources.check(flag.quote, PENALTY_SOURCES[flag.rule], penalty=True)
+        )
         for flag in verdict.penalties
     )
     return GroundedVerdict(

@@ -40,6 +40,7 @@ from markdown_it.token import Token
 __all__ = [
     "Block",
     "BlockKind",
+    "LINK",
     "HiddenSpan",
     "Line",
     "MarkdownDocument",
@@ -72,7 +73,7 @@ _TASK_BOX = re.compile(r"^\[[ xX]\][ \t]+")
 # An image, whole: ![alt](target "title") or ![alt][ref].
 _IMAGE = re.compile(r"!\[[^\]\n]*\](?:\([^)\n]*\)|\[[^\]\n]*\])?")
 # An inline link's brackets and target: "[" text "](" target ")". Group 1 is the text.
-_LINK = re.compile(r"(?<![!\\])\[([^\[\]\n]*)\]\(([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)")
+LINK = re.compile(r"(?<![!\\])\[([^\[\]\n]*)\]\(([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)")
 
 
 @dataclass(frozen=True)
@@ -316,7 +317,7 @@ class _Builder:
             for match in _IMAGE.finditer(source):
                 self.hide("image alt text", start + match.start(), start + match.end())
         if "link_open" in kinds:
-            for match in _LINK.finditer(source):
+            for match in LINK.finditer(source):
                 # "[" and "](target)" are markup; the link text between is what a reader sees.
                 self.hide("link target", start + match.start(), start + match.start(1))
                 self.hide("link target", start + match.end(1), start + match.end())

@@ -493,6 +493,39 @@ def test_a_negation_the_items_criterion_states_is_the_finding():
     assert det(one(report, indicators=("fail2ban",)), "discovery") == 0
 
 
+@pytest.mark.parametrize(
+    ("report", "stated"),
+    [
+        # A negation governs the whole list it stands before or after.
+        ("xmrig, kworkerd, a cron entry is not present.", False),
+        ("A cron entry, a dropper, kworkerd and xmrig were not found.", False),
+        ("No xmrig, kworkerd or cron entries were found.", False),
+        ("No xmrig binary, cron entry, kworkerd or dropper was ruled in.", False),
+        # A piece with a verb is a clause of its own, not a list item.
+        ("There was no xmrig, kworkerd was running from /tmp.", True),
+        ("kworkerd was running, and auditd is not present.", True),
+        ("kworkerd ran from /tmp, auditd is absent.", True),
+        ("We found xmrig, kworkerd and a cron job.", True),
+    ],
+)
+def test_a_negation_covers_its_list(report, stated):
+    assert det(one(f"# R\n\n{report}\n"), "discovery") == int(stated)
+
+
+def test_a_supposition_earns_nothing_even_where_the_criterion_negates_the_term():
+    checkpoint = Checkpoint(
+        id="CHK-01",
+        name="Rate limiting",
+        detection_criteria="Notes that nothing throttled the attempts (no fail2ban).",
+        indicators=("fail2ban",),
+        attribution_terms=("brute force",),
+        remediation_terms=("fail2ban",),
+    )
+    report = "# R\n\nIf we had looked, we might have found fail2ban and MaxAuthTries unset.\n"
+    verdict = judge(make_range(checkpoint), submission(report))["CHK-01"]
+    assert det(verdict, "discovery") == 0
+
+
 def test_remediation_advised_against_does_not_count():
     plan = (
         "# Plan\n\n## kworkerd\n\nDo not kill kworkerd yet. Never rm the binary before imaging.\n"
@@ -1431,3 +1464,30 @@ def test_a_no_inside_a_config_value_does_not_deny_the_step():
     plan = "# Plan\n\n## Miner kworkerd\n\nSet `Foo no` to `Foo yes`: kill it, rm it, verify.\n"
     verdict = one("kworkerd", plan, remediation=("Foo yes", "kill"))
     assert pln(verdict, "correctness") == 1
+
+
+# --------------------------------------------------------------------------- references, examples
+
+
+def test_a_line_of_links_or_an_example_earns_nothing_through_the_pipeline():
+    report = (
+        "# R\n\n## Miner\n\n- [kworkerd](https://example.invalid/k)\n\n"
+        "The lines below illustrate a miner; they were not taken from this host.\n\n"
+        "```\nApr 11 03:02:11 web-01 kworkerd[42]: started from /var/tmp/.cache/kworkerd\n```\n"
+    )
+    evaluation = evaluate(make_range(chk()), submission(report), RulesJudge())
+    (item,) = evaluation.items
+    assert item.detection is not None and item.detection.total == 0
+
+
+def test_penalties_are_still_read_in_a_reference_or_an_example():
+    report = "# R\n\n## Miner\n\nkworkerd runs.\n\n- [CVE-2021-4034](https://example.invalid/cve)\n"
+    plan = (
+        "# Plan\n\n## kworkerd\n\nThe commands below illustrate the cleanup of kworkerd.\n\n"
+        "```\nrm -rf /var/www\n```\n"
+    )
+    rng = make_range(chk(), facts=("No CVE is involved.",))
+    evaluation = evaluate(rng, submission(report, plan), RulesJudge())
+    (item,) = evaluation.items
+    assert sorted(p.rule for p in item.penalties) == ["dangerous_advice", "fabrication"]
+    assert item.dismissed_penalties == ()

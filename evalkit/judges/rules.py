@@ -29,7 +29,7 @@ from ..model import (
     SubScoreVerdict,
     Verdict,
 )
-from ..screening import Mask, screen
+from ..screening import PENALTIES_READ, Mask, screen
 from ..textnorm import fold
 from .base import JudgeBase, JudgeResult, ProgressCallback
 
@@ -430,6 +430,19 @@ _SCOPE_BREAK = re.compile(
     r"[,:|]|\b(?:but|however|although|though|whereas|while|yet|except)\b", re.IGNORECASE
 )
 _PARENTHESIS = re.compile(r"[()]")
+# A list inside a clause: its items are separated by commas, "and", "or"; the breaks of
+# _SCOPE_BREAK other than the comma end it.
+_LIST_ITEM_SEPARATOR = re.compile(r",|\b(?:and|or|nor)\b", re.IGNORECASE)
+_LIST_SCOPE_BREAK = re.compile(
+    r"[:|]|\b(?:but|however|although|though|whereas|while|yet|except)\b", re.IGNORECASE
+)
+LIST_ITEM_WORDS = 3  # at most this many words in an item of a list
+# A word that makes a piece a clause of its own rather than a list item.
+_LIST_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|has|have|had|do|does|did|ran|runs?|shows?|showed"
+    r"|found|saw|seen|used|uses|\w+ed)\b",
+    re.IGNORECASE,
+)
 NEGATION_REACH = 2  # at most this many words between a negating word and the term
 PHRASE_REACH = 5  # ... between a negating phrase and the term, or the term and "ruled out"
 _NEGATING_WORD = re.compile(
@@ -525,19 +538,67 @@ def _cue_within(pattern: re.Pattern[str], before: str, reach: int) -> bool:
     return bool(cues) and _words(before[cues[-1].end() :]) <= reach  # the nearest cue
 
 
+def _is_list(pieces: list[str]) -> bool:
+    """Are ``pieces`` the items of a list (a few words each, no verb)?"""
+    return all(
+        _words(piece) <= LIST_ITEM_WORDS and _LIST_VERB.search(piece) is None for piece in pieces
+    )
+
+
+def _listed_with_negation_before(text: str, start: int, end: int, left: int) -> bool:
+    """Is the mention an item of a list a negation governs ("no xmrig, kworkerd or cron")?
+
+    The whole list is negated, not only its first item: read back from the mention to
+    the nearest negating cue of its clause, every piece between must be a list item (a
+    few words, no verb), and so must the rest of the mention's own item.
+    """
+    before = text[max(left, start - CONTEXT_CHARS) : start]
+    hard = [*_LIST_SCOPE_BREAK.finditer(before), *_PARENTHESIS.finditer(before)]
+    if hard:
+        before = before[max(match.end() for match in hard) :]
+    cues = [*_NEGATING_WORD.finditer(before), *_NEGATING_PHRASE.finditer(before)]
+    if not cues:
+        return False
+    between = before[max(cue.end() for cue in cues) :]
+    pieces = _LIST_ITEM_SEPARATOR.split(between)
+    if len(pieces) < 2:
+        return False  # no separator: the plain reach of the cue decides
+    own = _LIST_ITEM_SEPARATOR.split(text[end : min(len(text), end + CONTEXT_CHARS)], maxsplit=1)
+    return _is_list(pieces[:-1]) and _words(pieces[-1]) == 0 and _is_list(own[:1])
+
+
+def _listed_with_negation_after(text: str, end: int, right: int) -> bool:
+    """Is the mention an item of a list denied after it ("A, B and C are not present")?"""
+    after = text[end : min(right, end + CONTEXT_CHARS)]
+    hard = _LIST_SCOPE_BREAK.search(after)
+    if hard:
+        after = after[: hard.start()]
+    negation = _NEGATED_AFTER.search(after)
+    if negation is None:
+        return False
+    pieces = _LIST_ITEM_SEPARATOR.split(after[: negation.start()])
+    if len(pieces) < 2:
+        return False  # no separator: the plain reach of the denial decides
+    return _is_list(pieces[:-1]) and _words(pieces[-1]) <= PHRASE_REACH
+
+
 def negated_at(
     text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
 ) -> bool:
     """Is the mention ``text[start:end]`` negated or only supposed?
 
     Negated where a scoped negation stands before it ("no xmrig") or after it ("xmrig
-    is not present", "ruled out"); supposed where its clause is conditional ("if we
-    had looked we might have found xmrig").
+    is not present", "ruled out"), itself or the list it is an item of ("no xmrig,
+    kworkerd or cron", "A, B, C is not present"); supposed where its clause is
+    conditional ("if we had looked we might have found xmrig").
     """
     before, _ = _scope(text, start, end, breaks)
     if _cue_within(_NEGATING_WORD, before, NEGATION_REACH):
         return True
     if _cue_within(_NEGATING_PHRASE, before, PHRASE_REACH):
+        return True
+    left, _right = _clause_bounds(text, start, end, breaks)
+    if _listed_with_negation_before(text, start, end, left):
         return True
     return denied_at(text, start, end, breaks)
 
@@ -545,11 +606,21 @@ def negated_at(
 def denied_at(
     text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
 ) -> bool:
-    """Is the mention denied after it ("X was not used") or only supposed (conditional)?"""
+    """Is the mention denied after it ("X was not used"), itself or its list, or supposed?"""
     _, after = _scope(text, start, end, breaks)
     negation = _NEGATED_AFTER.search(after)
     if negation is not None and _words(after[: negation.start()]) <= PHRASE_REACH:
         return True
+    left, right = _clause_bounds(text, start, end, breaks)
+    if _listed_with_negation_after(text, end, right):
+        return True
+    return supposed_at(text, start, end, breaks)
+
+
+def supposed_at(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> bool:
+    """Is the mention only supposed: is its clause conditional ("if we had looked ...")?"""
     left, right = _clause_bounds(text, start, end, breaks)
     clause = text[max(left, start - CONTEXT_CHARS) : min(right, end + CONTEXT_CHARS)]
     return _CONDITIONAL.search(clause) is not None
@@ -687,6 +758,15 @@ class _Doc:
         self.masked = frozenset(
             line for mask in masks for line in range(mask.first_line, mask.last_line + 1)
         )
+        # ... and those where penalties are not read either (a reference list or an example
+        # is still read by whoever follows the document: see PENALTIES_READ).
+        self.masked_for_penalties = frozenset(
+            line
+            for mask in masks
+            if mask.kind not in PENALTIES_READ
+            for line in range(mask.first_line, mask.last_line + 1)
+        )
+        self._penalty_hits: dict[str | re.Pattern[str], tuple[_Hit, ...]] = {}
         self._hits: dict[str, tuple[_Hit, ...]] = {}
         self._regex_hits: dict[re.Pattern[str], tuple[_Hit, ...]] = {}
         self._artifacts: dict[tuple[int, int], tuple[str, _Hit] | None] = {}
@@ -695,20 +775,23 @@ class _Doc:
         self._negated: dict[tuple[int, int, int], bool] = {}
         self._advised_against: dict[tuple[int, int, int], bool] = {}
         self._denied: dict[tuple[int, int, int], bool] = {}
+        self._supposed: dict[tuple[int, int, int], bool] = {}
         level_one = [s.path[0] for s in self.md.sections if s.level == 1]
         self._title = level_one[0] if len(level_one) == 1 else None
-        self._grounds: dict[tuple[str, int], bool] = {}
+        self._grounds: dict[tuple[str, int, bool], bool] = {}
 
     # ---- quoting
 
-    def _grounded(self, quote: str, line: int) -> bool:
-        key = (quote, line)
+    def _grounded(self, quote: str, line: int, penalty: bool = False) -> bool:
+        key = (quote, line, penalty)
         if key not in self._grounds:
             # The quote comes from this line: grounding need only look around it.
-            self._grounds[key] = self.search.find(quote, near_line=line) is not None
+            self._grounds[key] = (
+                self.search.find(quote, near_line=line, penalty=penalty) is not None
+            )
         return self._grounds[key]
 
-    def quote(self, block: Block, start: int, end: int) -> str | None:
+    def quote(self, block: Block, start: int, end: int, penalty: bool = False) -> str | None:
         """The clean line(s) holding ``[start, end)``, else its own line, if grounding finds it."""
         first = block.line_index(start)
         last = block.line_index(max(start, end - 1))
@@ -721,11 +804,11 @@ class _Doc:
         candidates.append(_window(line_text, local, min(len(line_text), end - block.starts[first])))
         number = block.lines[first].number
         for candidate in candidates:
-            if candidate and self._grounded(candidate, number):
+            if candidate and self._grounded(candidate, number, penalty):
                 return candidate
         return None
 
-    def _hit(self, block: Block, start: int, end: int) -> _Hit:
+    def _hit(self, block: Block, start: int, end: int, penalty: bool = False) -> _Hit:
         return _Hit(
             doc=self.kind,
             block=block.index,
@@ -734,7 +817,7 @@ class _Doc:
             line=block.lines[block.line_index(start)].number,
             section=block.section,
             matched=block.text[start:end],
-            quote=self.quote(block, start, end),
+            quote=self.quote(block, start, end, penalty),
         )
 
     def _lower(self, block: Block) -> str | None:
@@ -780,14 +863,20 @@ class _Doc:
             yield match
             pos = max(match.end(), at + 1)
 
-    def _matches(self, pattern: re.Pattern[str], anchor: str | None = None) -> tuple[_Hit, ...]:
-        """The first MAX_MATCHES matches of ``pattern`` outside the masked lines, in order."""
+    def _matches(
+        self, pattern: re.Pattern[str], anchor: str | None = None, penalty: bool = False
+    ) -> tuple[_Hit, ...]:
+        """The first MAX_MATCHES matches of ``pattern`` outside the masked lines, in order.
+
+        With ``penalty``, outside the lines masked for penalties, and quoted from them.
+        """
+        masked = self.masked_for_penalties if penalty else self.masked
         hits: list[_Hit] = []
         for block in self.md.blocks:
             for match in self._finditer(pattern, block, anchor):
                 line = block.lines[block.line_index(match.start())].number
-                if line not in self.masked:
-                    hits.append(self._hit(block, match.start(), match.end()))
+                if line not in masked:
+                    hits.append(self._hit(block, match.start(), match.end(), penalty))
                     if len(hits) >= MAX_MATCHES:
                         return tuple(hits)
         return tuple(hits)
@@ -799,6 +888,16 @@ class _Doc:
         if term not in self._hits:
             self._hits[term] = self._matches(term_pattern(term), _anchor(term))
         return self._hits[term]
+
+    def penalty_hits(self, term: str | re.Pattern[str]) -> tuple[_Hit, ...]:
+        """Every match of a term or pattern where penalties are read (see PENALTIES_READ)."""
+        if term not in self._penalty_hits:
+            if isinstance(term, str):
+                found = self._matches(term_pattern(term), _anchor(term), penalty=True)
+            else:
+                found = self._matches(term, penalty=True)
+            self._penalty_hits[term] = found
+        return self._penalty_hits[term]
 
     def regex_hits(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
         """Every match of ``pattern``, in document order (computed once per pattern)."""
@@ -891,6 +990,13 @@ class _Doc:
             self._denied[key] = denied_at(*self._context(hit))
         return self._denied[key]
 
+    def supposed(self, hit: _Hit) -> bool:
+        """Is the match only supposed, in a conditional clause (see ``supposed_at``)?"""
+        key = (hit.block, hit.start, hit.end)
+        if key not in self._supposed:
+            self._supposed[key] = supposed_at(*self._context(hit))
+        return self._supposed[key]
+
     def advised_against(self, hit: _Hit) -> bool:
         key = (hit.block, hit.start, hit.end)
         if key not in self._advised_against:
@@ -962,7 +1068,7 @@ class _Context:
         """(what, hit, detail) for every fabricated mention in the report."""
         out: list[tuple[str, _Hit, str]] = []
         facts = self.facts
-        for hit in self.report.regex_hits(_CVE):
+        for hit in self.report.penalty_hits(_CVE):
             cve = cve_id(hit.matched)
             if facts.cve_ids:
                 if cve in facts.cve_ids:
@@ -978,7 +1084,7 @@ class _Context:
             if self._asserted(hit):
                 out.append((cve, hit, detail))
         for artifact, fact in facts.absent:
-            for hit in self.report.hits(artifact):
+            for hit in self.report.penalty_hits(artifact):
                 if self._asserted(hit):
                     detail = (
                         f"The report names `{artifact}`, which the Facts say does not exist: "
@@ -994,6 +1100,8 @@ class _Context:
         ``exempt`` holds the terms the item's Detection criterion itself negates ("no
         fail2ban"): for them, the report saying so is the finding.
         """
+        if self.report.supposed(hit):
+            return False  # a supposition is no finding, whatever the criterion negates
         return term in exempt or not self.report.negated(hit)
 
     def _dangerous(self, doc: _Doc) -> tuple[tuple[_Hit, str], ...]:
@@ -1006,8 +1114,10 @@ class _Context:
             for index in candidates:
                 line = block.lines[index]
                 offset = block.starts[index]
+                if line.number in doc.masked_for_penalties:
+                    continue
                 for start, end, what in destructive_commands(line.text):
-                    hit = doc._hit(block, offset + start, offset + end)
+                    hit = doc._hit(block, offset + start, offset + end, penalty=True)
                     if doc.advised_against(hit):
                         continue
                     if hit.quote is not None:
