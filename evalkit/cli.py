@@ -14,12 +14,13 @@ Every failure is one line on stderr. Exit codes: 0 when every item was scored;
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .checklist import CHECKLIST_FILENAME, list_ranges, load_checklist, load_range
@@ -44,7 +45,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 DEFAULT_MODEL = DEFAULT_CLAUDE_MODEL
 
 
-def _add_run_parser(commands: argparse._SubParsersAction) -> None:
+def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
         help="evaluate a run on one or more ranges (executes the notebook with papermill)",
@@ -149,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_command_modules(commands: argparse._SubParsersAction) -> None:
+def _add_command_modules(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Subcommands that live in their own module under :mod:`evalkit.commands`.
 
     Each module defines ``register(commands)``, which adds its parser and sets
@@ -270,7 +271,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         rng = load_range(args.ranges_dir, name)
         submission = load_submission(args.runs_dir, args.run, rng)
         result = run_sync(
-            lambda rng=rng, submission=submission: estimate(
+            functools.partial(
+                estimate,
                 rng,
                 submission,
                 model=args.model,
@@ -361,7 +363,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_ranges(args: argparse.Namespace) -> int:
     if not args.ranges_dir.is_dir():
         raise EvalkitError("ranges folder is missing", path=args.ranges_dir)
-    rows = []
+    rows: list[dict[str, Any]] = []
     invalid = 0
     for name in list_ranges(args.ranges_dir):
         try:
@@ -403,7 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args)
+        code: int = args.handler(args)
+        return code
     except JudgeInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

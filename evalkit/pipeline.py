@@ -56,7 +56,8 @@ def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
     thread.join()
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]
+    value: T = outcome["value"]
+    return value
 
 
 def _progress_bar(total: int, description: str) -> Callable[[str], None] | None:

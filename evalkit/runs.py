@@ -159,7 +159,7 @@ def _read_run_yaml(path: Path) -> dict[str, str | None]:
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise RunError(f"malformed YAML: {problem}", path=path, line=line) from exc
-    if data is None:
+    if data is None or root is None:
         return {}
     if not isinstance(data, dict):
         raise RunError(

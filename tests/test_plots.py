@@ -9,14 +9,16 @@ import pytest
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
-from evalkit.model import Tally
+from evalkit.model import SubScoreVerdict, Tally, Verdict
 from evalkit.render import (
     capability_bars,
     checkpoint_heatmap,
     diagnosis_plane,
+    plots,
     save_figure,
 )
 from evalkit.render.plots import HEATMAP_COLUMNS, STRONG_PCT
+from evalkit.research.stability import stability_of
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -134,3 +136,31 @@ def test_heatmap_height_is_bounded_for_long_checklists(render_evaluation):
     many = dataclasses.replace(render_evaluation, items=render_evaluation.items * 100)
     fig = checkpoint_heatmap(many)
     assert fig.get_size_inches()[1] <= HEATMAP_MAX_HEIGHT
+
+
+def _sample(chk_id: str, discovery: int) -> Verdict:
+    claim = SubScoreVerdict(value=discovery, quotes=("kworkerd",), rationale="")
+    return Verdict(chk_id=chk_id, detection={"discovery": claim}, plan=None, penalties=())
+
+
+def test_flip_rates_show_every_subscore_and_mark_the_unstable(render_evaluation):
+    stability = stability_of(
+        {
+            "CHK-01": (_sample("CHK-01", 1), _sample("CHK-01", 0), _sample("CHK-01", 1)),
+            "CHK-02": (_sample("CHK-02", 1), _sample("CHK-02", 1), _sample("CHK-02", 1)),
+        }
+    )
+    fig = plots.flip_rates(dataclasses.replace(render_evaluation, stability=stability))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "CHK-01 discovery",
+        "CHK-02 discovery",
+    ]
+    widths = [patch.get_width() for patch in ax.patches]
+    assert widths == pytest.approx([2 / 3, 0.0])  # 2 of 3 sample pairs disagree on CHK-01
+    assert "3 repeats (1 unstable item(s))" in ax.get_title()
+
+
+def test_flip_rates_need_repeats(render_evaluation):
+    with pytest.raises(ValueError, match="repeats > 1"):
+        plots.flip_rates(render_evaluation)

@@ -1,4 +1,5 @@
-"""The code base stays lint-clean and formatted: ruff, as configured in pyproject.toml."""
+"""The code base stays lint-clean, formatted and type-checked: ruff and mypy --strict, as
+configured in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ def ruff() -> list[str]:
 def test_ruff(command: list[str]):
     result = subprocess.run(
         [*ruff(), *command, "evalkit", "tests", "bench", "notebooks"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_on_the_package():
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -321,6 +321,43 @@ def _label_points(ax: Axes, points: list[tuple[str, float, float]]) -> None:
         )
 
 
+def flip_rates(ev: Evaluation) -> Figure:
+    """Flip rate of every (checkpoint, sub-score) over the judge's K repeated verdicts.
+
+    A bar is the share of sample pairs that disagree (0: every sample gave the same
+    score); the majority kept is written beside it. Only for evaluations judged with
+    ``repeats`` > 1 (``ev.stability``).
+    """
+    stability = ev.stability
+    if stability is None:
+        raise ValueError("flip rates need repeats > 1: this evaluation has one verdict per item")
+    rows = [
+        (f"{sub.chk_id} {sub.subscore}", sub.flip, sub.kept)
+        for item in stability.items
+        for sub in item.subscores
+    ]
+    height = min(2.0 + 0.22 * len(rows), HEATMAP_MAX_HEIGHT)
+    fig = plt.figure(figsize=(7.5, height))
+    ax = fig.subplots()
+    _margins(fig, left=2.0, right=0.9, bottom=0.6, top=0.45)
+    y = np.arange(len(rows))
+    flips = [flip for _, flip, _ in rows]
+    colors = [COLOR_LOST if flip > 0 else COLOR_POINT for flip in flips]
+    ax.barh(y, flips, color=colors)
+    for index, (_, flip, kept) in enumerate(rows):
+        ax.text(flip + 0.01, index, f"kept {kept}", va="center", fontsize=7)
+    ax.set_yticks(y, labels=[label for label, _, _ in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.1)
+    ax.set_xlabel("flip rate (share of sample pairs that disagree)")
+    unstable = len(stability.unstable)
+    ax.set_title(
+        f"{ev.range.id} / {ev.submission.run_id}: judge stability over {stability.repeats}"
+        f" repeats ({unstable} unstable item(s))"
+    )
+    return fig
+
+
 def save_figure(fig: Figure, path: str | Path, *, dpi: int = 150) -> Path:
     """Save ``fig`` atomically; the format follows the suffix (``.png`` when none)."""
     target = Path(path)

@@ -199,7 +199,10 @@ def _summary(ev: Evaluation) -> dict[str, Any]:
 
 def load_schema() -> dict[str, Any]:
     """The packaged JSON Schema (Draft 2020-12) of scores.json, as a fresh dict."""
-    return json.loads(files("evalkit").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        files("evalkit").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    )
+    return schema
 
 
 @cache

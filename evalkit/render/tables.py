@@ -7,7 +7,7 @@ columns): an N/A dimension, an errored item, a percentage with max 0.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -82,7 +82,9 @@ def _typed(
 # --------------------------------------------------------------------------- per item
 
 
-def _dimension_cells(dim: DimensionScore | None, prefix: str, names: Iterable[str]) -> dict:
+def _dimension_cells(
+    dim: DimensionScore | None, prefix: str, names: Iterable[str]
+) -> dict[str, Any]:
     names = tuple(names)
     if dim is None:
         return {**dict.fromkeys(names, pd.NA), prefix: pd.NA, f"{prefix}_max": pd.NA}
@@ -93,7 +95,7 @@ def _dimension_cells(dim: DimensionScore | None, prefix: str, names: Iterable[st
     }
 
 
-def _item_row(item: ItemScore, extra: Mapping[str, str]) -> dict:
+def _item_row(item: ItemScore, extra: Mapping[str, str]) -> dict[str, Any]:
     dims = (item.detection, item.plan)
     quotes = [quote for dim in dims if dim is not None for quote in dim.quotes]
     return {
@@ -122,7 +124,7 @@ def items_frame(ev: Evaluation) -> pd.DataFrame:
 
 
 def _subscore_color(value: object) -> str:
-    if value is pd.NA or pd.isna(value):
+    if value is pd.NA or value is None or (isinstance(value, float) and value != value):
         return COLOR_NA
     return COLOR_POINT if value == 1 else COLOR_LOST
 
@@ -133,9 +135,9 @@ def style_items(ev: Evaluation) -> Styler:
     errored = frame["status"].eq("error").fillna(False).to_numpy()
 
     def error_rows(row: pd.Series) -> list[str]:
-        return [COLOR_ERROR if errored[row.name] else ""] * len(row)
+        return [COLOR_ERROR if errored[int(str(row.name))] else ""] * len(row)
 
-    wrap = ["detection_rationale", "plan_rationale", "quotes", "error", "extra"]
+    wrap: list[Hashable] = ["detection_rationale", "plan_rationale", "quotes", "error", "extra"]
     return (
         frame.style.apply(error_rows, axis=1)
         .map(_subscore_color, subset=list(SUBSCORE_COLUMNS))
@@ -151,7 +153,7 @@ def style_items(ev: Evaluation) -> Styler:
 # --------------------------------------------------------------------------- summaries
 
 
-def _tally_row(tally: Tally) -> dict:
+def _tally_row(tally: Tally) -> dict[str, Any]:
     return {
         "score": tally.score,
         "max": tally.max,
@@ -182,7 +184,7 @@ def capabilities_frame(ev: Evaluation) -> pd.DataFrame:
     """One row per capability (index ``cap``): items, both tallies and the CAP's mode."""
     rows = []
     for cap in ev.summary.capabilities:
-        row: dict = {
+        row: dict[str, Any] = {
             "cap": cap.cap,
             "name": cap.name,
             "items": ", ".join(cap.items),
@@ -220,7 +222,7 @@ def losses_frame(ev: Evaluation) -> pd.DataFrame:
     return _typed(frame, ints=("count",))
 
 
-def _usage_row(usage: Usage) -> dict:
+def _usage_row(usage: Usage) -> dict[str, Any]:
     return {column: getattr(usage, column) for column in USAGE_COLUMNS}
 
 
