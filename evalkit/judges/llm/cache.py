@@ -39,11 +39,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ...fileio import write_bytes_atomic
 
 CACHE_FORMAT = 1
 # The one definition of the key's variable: the judge and the estimate import it from here
@@ -131,23 +132,8 @@ class ResponseCache:
         secret = os.environ.get(self.secret_env, "").strip() if self.secret_env else ""
         if secret and secret.encode("utf-8") in blob:
             raise SecretInCacheError(f"refusing to cache {key[:12]}: it contains the API key")
-        path = self.path_for(key)
-        _write_atomic(path, blob)
-        return path
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
+        # The one guarded writer: no symlink below the cache root is followed.
+        return write_bytes_atomic(self.path_for(key), blob, root=self.root)
 
 
 __all__ = [

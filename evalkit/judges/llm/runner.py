@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import JudgeError
+from ...errors import JudgeError, OutputError
 from ...model import Checkpoint, JudgeInfo, Range, Submission, Usage, Verdict
 from ..base import JudgeBase, JudgeResult, ProgressCallback
 from ..registry import missing_key_error
@@ -511,7 +511,7 @@ class LLMJudge(JudgeBase):
         )
         try:
             run.cache.put(item.keys[sample], entry)
-        except (OSError, SecretInCacheError) as exc:
+        except (OSError, OutputError, SecretInCacheError) as exc:
             log.warning(
                 "%s judge: response not cached: %s",
                 self.transport.judge_name,
