@@ -905,6 +905,15 @@ def _where(doc: _Doc, hit: _Hit) -> str:
 # --------------------------------------------------------------------------- the judge
 
 
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def _specific(term: str) -> bool:
+    """A command, a config line or an identifier (``bind 127.0.0.1``, ``NOAUTH``), not a
+    plain lowercase word (``kill``, ``alert``) that any section may hold."""
+    return _PLAIN_WORD.fullmatch(term) is None
+
+
 def _no_passages(chk_id: str, indicators: tuple[str, ...]) -> str:
     named = f"an Indicator ({_ticked(indicators)}) or {chk_id}" if indicators else chk_id
     return (
@@ -1210,8 +1219,14 @@ class _Context:
         if chk.id in self._passages_cache:
             return self._passages_cache[chk.id]
         terms = self._passage_terms(chk, indicators)
-        in_plan = self.plan.sections_of(terms)
+        # Plans often name the fix rather than the finding ("bind 127.0.0.1", not
+        # "0.0.0.0"): when no section names the item, the sections holding one of its
+        # Remediation terms are its passages.
+        fixes = tuple(term for term in _terms(chk.remediation_terms) if _specific(term))
+        in_plan = self.plan.sections_of(terms) or self.plan.sections_of(fixes)
         in_report = self.report.sections_of(terms) & self.report_remediation_sections
+        if not in_report:
+            in_report = self.report.sections_of(fixes) & self.report_remediation_sections
         if in_plan:
             passages = _Passages(self.plan, tuple(sorted(in_plan)))
         elif in_report:
