@@ -150,7 +150,13 @@ _VERIFICATION = re.compile(
     r"|back(?:s|ed|ing)?[\s-]?ups?"
     r"|snapshots?"
     r"|monitor(?:s|ed|ing)?"
-    r"|test(?:s|ed|ing)?)\b",
+    r"|test(?:s|ed|ing)?"
+    # the outcome a step must show: "# expect: redis", "must print nothing"
+    r"|make\s+sure|dry[\s-]?run"
+    r"|expect(?:s|ed)?(?=\s*:)"
+    r"|(?:must|should)\s+(?:now\s+|still\s+)?(?:print|report|show|answer|return|read|list"
+    r"|fail|succeed|be\s+refused|contain|match)"
+    r"|(?:must|should)\s+still\s+be)\b",
     re.IGNORECASE,
 )
 
@@ -1336,6 +1342,9 @@ class _Context:
             return SubScoreVerdict(0, rationale=_no_passages(chk.id, indicators))
         sections = set(passages.sections)
         for hit in doc.regex_hits(_VERIFICATION):
+            # A heading ("Monitoring") names a kind of work; it checks nothing.
+            if doc.md.blocks[hit.block].kind == "heading":
+                continue
             if hit.section in sections and hit.quote and not doc.denied(hit):
                 return SubScoreVerdict(
                     1,
