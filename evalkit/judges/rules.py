@@ -911,12 +911,12 @@ def _where(doc: _Doc, hit: _Hit) -> str:
 # --------------------------------------------------------------------------- the judge
 
 
-_PLAIN_WORD = re.compile(r"[a-z]+")
+_PLAIN_WORD = re.compile(r"[A-Za-z]+")
 
 
 def _specific(term: str) -> bool:
-    """A command, a config line or an identifier (``bind 127.0.0.1``, ``NOAUTH``), not a
-    plain lowercase word (``kill``, ``alert``) that any section may hold."""
+    """A command, a config line or a path (``bind 127.0.0.1``, ``authorized_keys``), not a
+    single word (``kill``, ``DROP``, matched in any case) that any section may hold."""
     return _PLAIN_WORD.fullmatch(term) is None
 
 
