@@ -1431,3 +1431,35 @@ def test_a_no_inside_a_config_value_does_not_deny_the_step():
     plan = "# Plan\n\n## Miner kworkerd\n\nSet `Foo no` to `Foo yes`: kill it, rm it, verify.\n"
     verdict = one("kworkerd", plan, remediation=("Foo yes", "kill"))
     assert pln(verdict, "correctness") == 1
+
+
+def test_a_remediation_command_matches_with_options_after_its_first_word():
+    plan = "# Plan\n\n## Miner\n\nStop kworkerd: `chown -R root:root /opt` and `rm -f` it.\n"
+    verdict = one("kworkerd", plan, remediation=("chown root:root", "rm"))
+    assert pln(verdict, "correctness") == 1
+    assert "`chown root:root` (line 5)" in verdict.plan["correctness"].rationale
+
+
+def test_a_plan_that_names_only_the_fix_is_found_through_a_specific_remediation_term():
+    plan = (
+        "# Plan\n\n## Redis\n\nSet `bind 127.0.0.1`, restart, and `ss -tlnp` # expect: 127.0.0.1\n"
+    )
+    verdict = one(
+        "0.0.0.0:6379",
+        plan,
+        indicators=("0.0.0.0:6379",),
+        remediation=("bind 127.0.0.1", "ss -tlnp"),
+    )
+    assert pln(verdict, "correctness") == 1
+    assert pln(verdict, "completeness") == 1
+
+
+def test_a_single_word_remediation_term_alone_does_not_find_a_section():
+    plan = "# Plan\n\n## Database\n\nDROP the old table after a backup.\n"
+    verdict = one("kworkerd", plan, remediation=("DROP", "iptables"))
+    assert "never addresses this item" in verdict.plan["correctness"].rationale
+
+
+def test_a_verification_heading_alone_is_not_completeness():
+    plan = "# Plan\n\n## Monitoring\n\nShip kworkerd logs to the SIEM; kill and rm it.\n"
+    assert pln(one("kworkerd", plan), "completeness") == 0

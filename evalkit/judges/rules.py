@@ -50,6 +50,20 @@ def term_pattern(term: str) -> re.Pattern[str]:
     return re.compile(before + body + after, re.IGNORECASE)
 
 
+_OPTIONS = r"(?:\s+--?[A-Za-z][\w-]*(?:=\S+)?)*"
+
+
+def step_pattern(term: str) -> re.Pattern[str]:
+    """``term_pattern``, but a command term also matches with options after its first word:
+    the Remediation term `chown redis:redis` is the step `chown -R redis:redis`."""
+    parts = term.split()
+    if len(parts) < 2 or not parts[0].isalpha() or parts[1].startswith("-"):
+        return term_pattern(term)
+    plain = term_pattern(term).pattern
+    first = re.escape(parts[0])
+    return re.compile(plain.replace(first + r"\s+", first + _OPTIONS + r"\s+", 1), re.I)
+
+
 # A document is read up to this many matches of one term (or pattern): enough for every
 # rule, and it bounds the work a document that repeats a term a million times can cause.
 MAX_MATCHES = 1000
@@ -806,6 +820,13 @@ class _Doc:
             self._hits[term] = self._matches(term_pattern(term), _anchor(term))
         return self._hits[term]
 
+    def step_hits(self, term: str) -> tuple[_Hit, ...]:
+        """Every match of the Remediation term ``term`` (see ``step_pattern``)."""
+        key = "\0step\0" + term
+        if key not in self._hits:
+            self._hits[key] = self._matches(step_pattern(term), _anchor(term))
+        return self._hits[key]
+
     def regex_hits(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
         """Every match of ``pattern``, in document order (computed once per pattern)."""
         if pattern not in self._regex_hits:
@@ -1289,7 +1310,7 @@ class _Context:
         matched: list[tuple[str, _Hit]] = []
         advised_against: list[_Hit] = []
         for term in remediation:
-            hits = [h for h in doc.hits(term) if h.section in sections and h.quote]
+            hits = [h for h in doc.step_hits(term) if h.section in sections and h.quote]
             # A step advised against, denied ("X was not used") or only supposed ("if we
             # had ... we could have run X") is not a step of the plan. (A "no" before a term
             # is not read here: "`protected-mode no` becomes `protected-mode yes`".)
