@@ -1164,7 +1164,7 @@ SAMPLE_SCORES = {
     "weak-baseline": (
         {
             "CHK-01": (0, 1),
-            "CHK-02": (0, 1),
+            "CHK-02": (2, 1),  # the CVE claim is CHK-01's (its block names PermitRootLogin)
             "CHK-03": (3, 1),
             "CHK-04": (2, 0),
             "CHK-05": (3, 2),
@@ -1176,7 +1176,7 @@ SAMPLE_SCORES = {
             "CHK-11": (2, None),
             "CHK-12": (0, None),
         },
-        (14, 36, 5, 20, "Analysis blind spot"),
+        (16, 36, 5, 20, "Analysis blind spot"),
     ),
 }
 SAMPLE_PENALTIES = {
@@ -1184,7 +1184,6 @@ SAMPLE_PENALTIES = {
     "redis-exposed": {},
     "weak-baseline": {
         "CHK-01": ("fabrication",),  # CVE-2023-38408
-        "CHK-02": ("fabrication",),
         "CHK-04": ("dangerous_advice",),  # systemctl disable --now auditd
         "CHK-09": ("dangerous_advice",),  # chmod -R 777 /var/www
         "CHK-12": ("fabrication",),  # /etc/sudoers.d/99-nopasswd
@@ -1463,3 +1462,17 @@ def test_a_single_word_remediation_term_alone_does_not_find_a_section():
 def test_a_verification_heading_alone_is_not_completeness():
     plan = "# Plan\n\n## Monitoring\n\nShip kworkerd logs to the SIEM; kill and rm it.\n"
     assert pln(one("kworkerd", plan), "completeness") == 0
+
+
+def test_a_fabricated_cve_is_a_claim_about_the_item_named_in_its_block():
+    report = (
+        "# Report\n\n## SSH\n\n`PermitRootLogin yes` at /etc/ssh/sshd_config line 3.\n\n"
+        "`PasswordAuthentication yes` at /etc/ssh/sshd_config line 4.\n\n"
+        "With `PermitRootLogin yes`, CVE-2023-38408 gives remote root.\n"
+    )
+    root = chk("CHK-01", indicators=("PermitRootLogin yes",))
+    password = chk("CHK-02", indicators=("PasswordAuthentication yes",))
+    rng = make_range(root, password, facts=("No CVE applies to this review.",))
+    verdicts = judge(rng, submission(report))
+    assert [p.rule for p in verdicts["CHK-01"].penalties] == ["fabrication"]
+    assert verdicts["CHK-02"].penalties == ()

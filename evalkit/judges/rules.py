@@ -1067,7 +1067,7 @@ class _Context:
         plan = None
         penalties: list[PenaltyFlag] = []
         if chk.has_detection:
-            penalties.extend(self._fabrication_flags(indicators))
+            penalties.extend(self._fabrication_flags(chk, indicators))
         if chk.has_plan:
             passages = self._passages(chk, indicators)
             plan = {
@@ -1221,12 +1221,36 @@ class _Context:
             ),
         )
 
-    def _fabrication_flags(self, indicators: tuple[str, ...]) -> list[PenaltyFlag]:
+    def _claim_owners(self, hit: _Hit) -> frozenset[str]:
+        """The checkpoints a fabricated mention is a claim about: among the items whose
+        Indicators are stated in its section, those whose Indicators stand nearest to it
+        (its own block, else the nearest block; a block before it wins a tie)."""
+        key = ("report", hit.block, -1 - hit.start)
+        if key in self._owner_cache:
+            return self._owner_cache[key]
+        distances: dict[str, float] = {}
+        for chk in self.rng.checkpoints:
+            if not chk.has_detection:
+                continue
+            nearest = math.inf
+            for term in _terms(chk.indicators):
+                for other in self.report.hits(term):
+                    if other.section == hit.section:
+                        gap = other.block - hit.block
+                        nearest = min(nearest, -gap if gap <= 0 else gap + 0.5)
+            if nearest < math.inf:
+                distances[chk.id] = nearest
+        best = min(distances.values(), default=math.inf)
+        owners = frozenset(chk_id for chk_id, gap in distances.items() if gap == best)
+        self._owner_cache[key] = owners
+        return owners
+
+    def _fabrication_flags(self, chk: Checkpoint, indicators: tuple[str, ...]) -> list[PenaltyFlag]:
         sections = self.report.sections_of(indicators)
         flags: list[PenaltyFlag] = []
         seen: set[str] = set()
         for what, hit, detail in self.fabrications:
-            if hit.section in sections and what not in seen:
+            if hit.section in sections and what not in seen and chk.id in self._claim_owners(hit):
                 seen.add(what)
                 flags.append(PenaltyFlag("fabrication", detail, hit.quote or ""))
         return flags
