@@ -1476,3 +1476,10 @@ def test_a_fabricated_cve_is_a_claim_about_the_item_named_in_its_block():
     verdicts = judge(rng, submission(report))
     assert [p.rule for p in verdicts["CHK-01"].penalties] == ["fabrication"]
     assert verdicts["CHK-02"].penalties == ()
+
+
+def test_a_step_only_floated_is_not_counted_for_correctness():
+    hedged = "# Plan\n\n## Miner\n\nConsider whether to kill kworkerd and rm it later.\n"
+    planned = "# Plan\n\n## Miner\n\nkill kworkerd and rm it.\n"
+    assert pln(one("kworkerd", hedged), "correctness") == 0
+    assert pln(one("kworkerd", planned), "correctness") == 1

@@ -583,6 +583,22 @@ def advised_against_at(
     return _cue_within(_ADVISE_AGAINST, before, NEGATION_REACH)
 
 
+# A step only floated, not planned: "consider X", "look at X later", "maybe X".
+_HEDGE = re.compile(
+    r"\b(?:consider(?:s|ing)?|look(?:ing)?\s+(?:at|into)|think\s+about|maybe|perhaps"
+    r"|possibly|eventually|someday|optionally|if\s+time\s+permits|in\s+the\s+future)\b",
+    re.IGNORECASE,
+)
+
+
+def hedged_at(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> bool:
+    """Is the step ``text[start:end]`` only floated ("consider", "look at", "maybe" ...)?"""
+    before, _ = _scope(text, start, end, breaks)
+    return _cue_within(_HEDGE, before, PHRASE_REACH)
+
+
 def _in_context(block: Block, start: int, end: int) -> tuple[str, int, int]:
     """The text negation reads for ``[start, end)``: the block's text, in code its line."""
     if block.kind != "code":
@@ -923,6 +939,9 @@ class _Doc:
         if key not in self._advised_against:
             self._advised_against[key] = advised_against_at(*self._context(hit))
         return self._advised_against[key]
+
+    def hedged(self, hit: _Hit) -> bool:
+        return hedged_at(*self._context(hit))
 
 
 def _where(doc: _Doc, hit: _Hit) -> str:
@@ -1338,7 +1357,15 @@ class _Context:
             # A step advised against, denied ("X was not used") or only supposed ("if we
             # had ... we could have run X") is not a step of the plan. (A "no" before a term
             # is not read here: "`protected-mode no` becomes `protected-mode yes`".)
-            hit = next((h for h in hits if not doc.advised_against(h) and not doc.denied(h)), None)
+            # A step only floated ("consider X", "look at X") is not planned either.
+            hit = next(
+                (
+                    h
+                    for h in hits
+                    if not doc.advised_against(h) and not doc.denied(h) and not doc.hedged(h)
+                ),
+                None,
+            )
             if hit is not None:
                 matched.append((term, hit))
             elif hits:
