@@ -1244,7 +1244,8 @@ class _Context:
         """The checkpoints a fabricated mention is a claim about: among the items whose
         Indicators are stated in its section, those whose Indicators stand nearest to it
         (its own block, else the nearest block; a block before it wins a tie)."""
-        key = ("report", hit.block, -1 - hit.start)
+        # A negative offset keeps these keys apart from _owners' (same cache).
+        key: tuple[SourceName, int, int] = ("report", hit.block, -1 - hit.start)
         if key in self._owner_cache:
             return self._owner_cache[key]
         distances: dict[str, float] = {}
