@@ -1197,7 +1197,7 @@ SAMPLE_SCORES = {
     "weak-baseline": (
         {
             "CHK-01": (0, 1),
-            "CHK-02": (0, 1),
+            "CHK-02": (2, 1),  # the CVE claim is CHK-01's (its block names PermitRootLogin)
             "CHK-03": (3, 1),
             "CHK-04": (2, 0),
             "CHK-05": (3, 2),
@@ -1209,7 +1209,7 @@ SAMPLE_SCORES = {
             "CHK-11": (2, None),
             "CHK-12": (0, None),
         },
-        (14, 36, 5, 20, "Analysis blind spot"),
+        (16, 36, 5, 20, "Analysis blind spot"),
     ),
 }
 SAMPLE_PENALTIES = {
@@ -1217,7 +1217,6 @@ SAMPLE_PENALTIES = {
     "redis-exposed": {},
     "weak-baseline": {
         "CHK-01": ("fabrication",),  # CVE-2023-38408
-        "CHK-02": ("fabrication",),
         "CHK-04": ("dangerous_advice",),  # systemctl disable --now auditd
         "CHK-09": ("dangerous_advice",),  # chmod -R 777 /var/www
         "CHK-12": ("fabrication",),  # /etc/sudoers.d/99-nopasswd
@@ -1491,3 +1490,56 @@ def test_penalties_are_still_read_in_a_reference_or_an_example():
     (item,) = evaluation.items
     assert sorted(p.rule for p in item.penalties) == ["dangerous_advice", "fabrication"]
     assert item.dismissed_penalties == ()
+
+
+def test_a_remediation_command_matches_with_options_after_its_first_word():
+    plan = "# Plan\n\n## Miner\n\nStop kworkerd: `chown -R root:root /opt` and `rm -f` it.\n"
+    verdict = one("kworkerd", plan, remediation=("chown root:root", "rm"))
+    assert pln(verdict, "correctness") == 1
+    assert "`chown root:root` (line 5)" in verdict.plan["correctness"].rationale
+
+
+def test_a_plan_that_names_only_the_fix_is_found_through_a_specific_remediation_term():
+    plan = (
+        "# Plan\n\n## Redis\n\nSet `bind 127.0.0.1`, restart, and `ss -tlnp` # expect: 127.0.0.1\n"
+    )
+    verdict = one(
+        "0.0.0.0:6379",
+        plan,
+        indicators=("0.0.0.0:6379",),
+        remediation=("bind 127.0.0.1", "ss -tlnp"),
+    )
+    assert pln(verdict, "correctness") == 1
+    assert pln(verdict, "completeness") == 1
+
+
+def test_a_single_word_remediation_term_alone_does_not_find_a_section():
+    plan = "# Plan\n\n## Database\n\nDROP the old table after a backup.\n"
+    verdict = one("kworkerd", plan, remediation=("DROP", "iptables"))
+    assert "never addresses this item" in verdict.plan["correctness"].rationale
+
+
+def test_a_verification_heading_alone_is_not_completeness():
+    plan = "# Plan\n\n## Monitoring\n\nShip kworkerd logs to the SIEM; kill and rm it.\n"
+    assert pln(one("kworkerd", plan), "completeness") == 0
+
+
+def test_a_fabricated_cve_is_a_claim_about_the_item_named_in_its_block():
+    report = (
+        "# Report\n\n## SSH\n\n`PermitRootLogin yes` at /etc/ssh/sshd_config line 3.\n\n"
+        "`PasswordAuthentication yes` at /etc/ssh/sshd_config line 4.\n\n"
+        "With `PermitRootLogin yes`, CVE-2023-38408 gives remote root.\n"
+    )
+    root = chk("CHK-01", indicators=("PermitRootLogin yes",))
+    password = chk("CHK-02", indicators=("PasswordAuthentication yes",))
+    rng = make_range(root, password, facts=("No CVE applies to this review.",))
+    verdicts = judge(rng, submission(report))
+    assert [p.rule for p in verdicts["CHK-01"].penalties] == ["fabrication"]
+    assert verdicts["CHK-02"].penalties == ()
+
+
+def test_a_step_only_floated_is_not_counted_for_correctness():
+    hedged = "# Plan\n\n## Miner\n\nConsider whether to kill kworkerd and rm it later.\n"
+    planned = "# Plan\n\n## Miner\n\nkill kworkerd and rm it.\n"
+    assert pln(one("kworkerd", hedged), "correctness") == 0
+    assert pln(one("kworkerd", planned), "correctness") == 1

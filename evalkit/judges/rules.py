@@ -50,6 +50,20 @@ def term_pattern(term: str) -> re.Pattern[str]:
     return re.compile(before + body + after, re.IGNORECASE)
 
 
+_OPTIONS = r"(?:\s+--?[A-Za-z][\w-]*(?:=\S+)?)*"
+
+
+def step_pattern(term: str) -> re.Pattern[str]:
+    """``term_pattern``, but a command term also matches with options after its first word:
+    the Remediation term `chown redis:redis` is the step `chown -R redis:redis`."""
+    parts = term.split()
+    if len(parts) < 2 or not parts[0].isalpha() or parts[1].startswith("-"):
+        return term_pattern(term)
+    plain = term_pattern(term).pattern
+    first = re.escape(parts[0])
+    return re.compile(plain.replace(first + r"\s+", first + _OPTIONS + r"\s+", 1), re.I)
+
+
 # A document is read up to this many matches of one term (or pattern): enough for every
 # rule, and it bounds the work a document that repeats a term a million times can cause.
 MAX_MATCHES = 1000
@@ -150,7 +164,13 @@ _VERIFICATION = re.compile(
     r"|back(?:s|ed|ing)?[\s-]?ups?"
     r"|snapshots?"
     r"|monitor(?:s|ed|ing)?"
-    r"|test(?:s|ed|ing)?)\b",
+    r"|test(?:s|ed|ing)?"
+    # the outcome a step must show: "# expect: redis", "must print nothing"
+    r"|make\s+sure|dry[\s-]?run"
+    r"|expect(?:s|ed)?(?=\s*:)"
+    r"|(?:must|should)\s+(?:now\s+|still\s+)?(?:print|report|show|answer|return|read|list"
+    r"|fail|succeed|be\s+refused|contain|match)"
+    r"|(?:must|should)\s+still\s+be)\b",
     re.IGNORECASE,
 )
 
@@ -634,6 +654,22 @@ def advised_against_at(
     return _cue_within(_ADVISE_AGAINST, before, NEGATION_REACH)
 
 
+# A step only floated, not planned: "consider X", "look at X later", "maybe X".
+_HEDGE = re.compile(
+    r"\b(?:consider(?:s|ing)?|look(?:ing)?\s+(?:at|into)|think\s+about|maybe|perhaps"
+    r"|possibly|eventually|someday|optionally|if\s+time\s+permits|in\s+the\s+future)\b",
+    re.IGNORECASE,
+)
+
+
+def hedged_at(
+    text: str, start: int, end: int, breaks: tuple[list[int], list[int]] | None = None
+) -> bool:
+    """Is the step ``text[start:end]`` only floated ("consider", "look at", "maybe" ...)?"""
+    before, _ = _scope(text, start, end, breaks)
+    return _cue_within(_HEDGE, before, PHRASE_REACH)
+
+
 def _in_context(block: Block, start: int, end: int) -> tuple[str, int, int]:
     """The text negation reads for ``[start, end)``: the block's text, in code its line."""
     if block.kind != "code":
@@ -899,6 +935,13 @@ class _Doc:
             self._penalty_hits[term] = found
         return self._penalty_hits[term]
 
+    def step_hits(self, term: str) -> tuple[_Hit, ...]:
+        """Every match of the Remediation term ``term`` (see ``step_pattern``)."""
+        key = "\0step\0" + term
+        if key not in self._hits:
+            self._hits[key] = self._matches(step_pattern(term), _anchor(term))
+        return self._hits[key]
+
     def regex_hits(self, pattern: re.Pattern[str]) -> tuple[_Hit, ...]:
         """Every match of ``pattern``, in document order (computed once per pattern)."""
         if pattern not in self._regex_hits:
@@ -1003,12 +1046,24 @@ class _Doc:
             self._advised_against[key] = advised_against_at(*self._context(hit))
         return self._advised_against[key]
 
+    def hedged(self, hit: _Hit) -> bool:
+        return hedged_at(*self._context(hit))
+
 
 def _where(doc: _Doc, hit: _Hit) -> str:
     return f"section '{doc.section_name(hit.section)}' (line {hit.line})"
 
 
 # --------------------------------------------------------------------------- the judge
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _specific(term: str) -> bool:
+    """A command, a config line or a path (``bind 127.0.0.1``, ``authorized_keys``), not a
+    single word (``kill``, ``DROP``, matched in any case) that any section may hold."""
+    return _PLAIN_WORD.fullmatch(term) is None
 
 
 def _no_passages(chk_id: str, indicators: tuple[str, ...]) -> str:
@@ -1141,7 +1196,7 @@ class _Context:
         plan = None
         penalties: list[PenaltyFlag] = []
         if chk.has_detection:
-            penalties.extend(self._fabrication_flags(indicators))
+            penalties.extend(self._fabrication_flags(chk, indicators))
         if chk.has_plan:
             passages = self._passages(chk, indicators)
             plan = {
@@ -1295,12 +1350,37 @@ class _Context:
             ),
         )
 
-    def _fabrication_flags(self, indicators: tuple[str, ...]) -> list[PenaltyFlag]:
+    def _claim_owners(self, hit: _Hit) -> frozenset[str]:
+        """The checkpoints a fabricated mention is a claim about: among the items whose
+        Indicators are stated in its section, those whose Indicators stand nearest to it
+        (its own block, else the nearest block; a block before it wins a tie)."""
+        # A negative offset keeps these keys apart from _owners' (same cache).
+        key: tuple[SourceName, int, int] = ("report", hit.block, -1 - hit.start)
+        if key in self._owner_cache:
+            return self._owner_cache[key]
+        distances: dict[str, float] = {}
+        for chk in self.rng.checkpoints:
+            if not chk.has_detection:
+                continue
+            nearest = math.inf
+            for term in _terms(chk.indicators):
+                for other in self.report.hits(term):
+                    if other.section == hit.section:
+                        gap = other.block - hit.block
+                        nearest = min(nearest, -gap if gap <= 0 else gap + 0.5)
+            if nearest < math.inf:
+                distances[chk.id] = nearest
+        best = min(distances.values(), default=math.inf)
+        owners = frozenset(chk_id for chk_id, gap in distances.items() if gap == best)
+        self._owner_cache[key] = owners
+        return owners
+
+    def _fabrication_flags(self, chk: Checkpoint, indicators: tuple[str, ...]) -> list[PenaltyFlag]:
         sections = self.report.sections_of(indicators)
         flags: list[PenaltyFlag] = []
         seen: set[str] = set()
         for what, hit, detail in self.fabrications:
-            if hit.section in sections and what not in seen:
+            if hit.section in sections and what not in seen and chk.id in self._claim_owners(hit):
                 seen.add(what)
                 flags.append(PenaltyFlag("fabrication", detail, hit.quote or ""))
         return flags
@@ -1320,8 +1400,14 @@ class _Context:
         if chk.id in self._passages_cache:
             return self._passages_cache[chk.id]
         terms = self._passage_terms(chk, indicators)
-        in_plan = self.plan.sections_of(terms)
+        # Plans often name the fix rather than the finding ("bind 127.0.0.1", not
+        # "0.0.0.0"): when no section names the item, the sections holding one of its
+        # Remediation terms are its passages.
+        fixes = tuple(term for term in _terms(chk.remediation_terms) if _specific(term))
+        in_plan = self.plan.sections_of(terms) or self.plan.sections_of(fixes)
         in_report = self.report.sections_of(terms) & self.report_remediation_sections
+        if not in_report:
+            in_report = self.report.sections_of(fixes) & self.report_remediation_sections
         if in_plan:
             passages = _Passages(self.plan, tuple(sorted(in_plan)))
         elif in_report:
@@ -1378,11 +1464,19 @@ class _Context:
         matched: list[tuple[str, _Hit]] = []
         advised_against: list[_Hit] = []
         for term in remediation:
-            hits = [h for h in doc.hits(term) if h.section in sections and h.quote]
+            hits = [h for h in doc.step_hits(term) if h.section in sections and h.quote]
             # A step advised against, denied ("X was not used") or only supposed ("if we
             # had ... we could have run X") is not a step of the plan. (A "no" before a term
             # is not read here: "`protected-mode no` becomes `protected-mode yes`".)
-            hit = next((h for h in hits if not doc.advised_against(h) and not doc.denied(h)), None)
+            # A step only floated ("consider X", "look at X") is not planned either.
+            hit = next(
+                (
+                    h
+                    for h in hits
+                    if not doc.advised_against(h) and not doc.denied(h) and not doc.hedged(h)
+                ),
+                None,
+            )
             if hit is not None:
                 matched.append((term, hit))
             elif hits:
@@ -1431,6 +1525,9 @@ class _Context:
             return SubScoreVerdict(0, rationale=_no_passages(chk.id, indicators))
         sections = set(passages.sections)
         for hit in doc.regex_hits(_VERIFICATION):
+            # A heading ("Monitoring") names a kind of work; it checks nothing.
+            if doc.md.blocks[hit.block].kind == "heading":
+                continue
             if hit.section in sections and hit.quote and not doc.denied(hit):
                 return SubScoreVerdict(
                     1,
