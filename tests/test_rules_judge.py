@@ -1543,3 +1543,18 @@ def test_a_step_only_floated_is_not_counted_for_correctness():
     planned = "# Plan\n\n## Miner\n\nkill kworkerd and rm it.\n"
     assert pln(one("kworkerd", hedged), "correctness") == 0
     assert pln(one("kworkerd", planned), "correctness") == 1
+
+
+# --------------------------------------------------------------------------- the stated agreement
+
+
+def test_the_agreement_the_records_state_is_the_one_calibrate_measures():
+    """MEASURED_AGREEMENT is shown next to the rules judge's scores: it must stay true."""
+    from evalkit.judges.rules import HELD_OUT_CORRECTNESS_KAPPA, HELD_OUT_KAPPA
+    from evalkit.research import calibration
+
+    pairs = calibration.select_pairs(REPO / "runs", "holdout")
+    cases = calibration.evaluate_pairs(REPO / "ranges", REPO / "runs", RulesJudge(), pairs)
+    pooled = calibration.calibrate(cases, resamples=0).agreement["pooled"]
+    assert round(pooled[calibration.ALL_SUBSCORES].kappa, 2) == HELD_OUT_KAPPA
+    assert round(pooled["correctness"].kappa, 2) == HELD_OUT_CORRECTNESS_KAPPA

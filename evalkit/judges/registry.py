@@ -285,7 +285,10 @@ def notebook_parameters(args: Any, spec: JudgeSpec) -> dict[str, Any]:
 register_judge(
     "rules",
     _lazy(".rules", "RulesJudge"),
-    help="offline, deterministic: keyword and structure rules (no API key, no cost)",
+    help=(
+        "offline, deterministic: keyword and structure rules (no API key, no cost);"
+        " kappa 0.70 against human labels on held-out pairs: a baseline, not a careful reader"
+    ),
 )
 _LLM_SETTINGS = (
     JudgeSetting("prompt_dir", Path, None, "judge prompt templates (default: packaged)"),

@@ -34,6 +34,17 @@ from ..textnorm import fold
 from .base import JudgeBase, JudgeResult, ProgressCallback
 
 EVALUATOR_MODEL = "rules-v1"
+# What `evalkit calibrate --judge rules --pairs holdout` measured against the shipped gold
+# labels (reference labeller "a"); tests/test_rules_judge.py re-measures it, so the claim
+# cannot drift from the judge. Shown next to the rules judge's scores in every record.
+HELD_OUT_KAPPA = 0.70
+HELD_OUT_CORRECTNESS_KAPPA = 0.44
+MEASURED_AGREEMENT = (
+    f"Offline judge: on held-out gold pairs its sub-scores agree with careful human labels at"
+    f" Cohen's kappa {HELD_OUT_KAPPA:.2f} (plan correctness only {HELD_OUT_CORRECTNESS_KAPPA:.2f},"
+    " and it catches few labelled penalties), where two human labellers agree at 0.93. A"
+    " transparent keyword baseline, not a careful reader: see docs/rules-judge.md."
+)
 QUOTE_LIMIT = 300  # characters of a quote, around the match
 MAX_DISCOVERY_QUOTES = 3
 
@@ -1593,4 +1604,11 @@ class RulesJudge(JudgeBase):
         return JudgeResult(verdicts=tuple(verdicts))
 
 
-__all__ = ["EVALUATOR_MODEL", "RulesJudge", "term_pattern"]
+__all__ = [
+    "EVALUATOR_MODEL",
+    "HELD_OUT_CORRECTNESS_KAPPA",
+    "HELD_OUT_KAPPA",
+    "MEASURED_AGREEMENT",
+    "RulesJudge",
+    "term_pattern",
+]
