@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import JudgeError
+from ..errors import JudgeInputError
 from .llm.anthropic import (
     DEFAULT_MAX_RETRIES,
     AnthropicTransport,
@@ -73,13 +73,15 @@ class ClaudeJudge(LLMJudge):
         warm_cache: bool | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
-            raise JudgeError("claude judge: model must be a non-empty model id")
+            raise JudgeInputError("claude judge: model must be a non-empty model id")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise JudgeError(
+            raise JudgeInputError(
                 f"claude judge: max_retries must be an integer >= 0, not {max_retries!r}"
             )
         if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s < 0:
-            raise JudgeError(f"claude judge: timeout_s must be a number >= 0, not {timeout_s!r}")
+            raise JudgeInputError(
+                f"claude judge: timeout_s must be a number >= 0, not {timeout_s!r}"
+            )
         self.max_retries = max_retries
         self.timeout_s = float(timeout_s)
         self.base_url = base_url

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import JudgeError
+from ...errors import JudgeError, JudgeInputError
 from ...model import Range, Submission
 from ..claude import ClaudeJudge
 from ..registry import missing_key_error
@@ -159,7 +159,7 @@ async def estimate(
     and output, and the shared prefix is read from the prompt cache by all but the first.
     """
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise JudgeError(f"repeats must be an integer >= 1, not {repeats!r}")
+        raise JudgeInputError(f"repeats must be an integer >= 1, not {repeats!r}")
     judge = ClaudeJudge(model, prompt_dir=prompt_dir, cache_dir=None, max_tokens=max_tokens)
     bodies = judge.requests_for(rng, submission)
     if not bodies:

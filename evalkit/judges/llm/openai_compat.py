@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from ...errors import JudgeError
+from ...errors import JudgeError, JudgeInputError
 from .transport import Answer, TransportError, key_value, retry_after_seconds
 from .verdict import StopReason, clip
 
@@ -122,7 +122,7 @@ class OpenAICompatTransport:
         client: Any = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
-            raise JudgeError("openai-compatible judge: model must be a non-empty model id")
+            raise JudgeInputError("openai-compatible judge: model must be a non-empty model id")
         self.model = model
         self.base_url = base_url or None
         self.timeout_s = float(timeout_s)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import JudgeError, OutputError
+from ...errors import JudgeError, JudgeInputError, OutputError
 from ...model import Checkpoint, JudgeInfo, Range, Submission, Usage, Verdict
 from ..base import JudgeBase, JudgeResult, ProgressCallback
 from ..registry import missing_key_error
@@ -112,12 +112,12 @@ class _Run:
 
 def _check_int(judge: str, name: str, value: Any, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise JudgeError(f"{judge} judge: {name} must be an integer >= {low}, not {value!r}")
+        raise JudgeInputError(f"{judge} judge: {name} must be an integer >= {low}, not {value!r}")
 
 
 def _check_number(judge: str, name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise JudgeError(f"{judge} judge: {name} must be a number >= 0, not {value!r}")
+        raise JudgeInputError(f"{judge} judge: {name} must be a number >= 0, not {value!r}")
 
 
 class LLMJudge(JudgeBase):
