@@ -927,3 +927,58 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(err.status, err.error_type, err.message, request_id)
 
     do_PUT = do_PATCH = do_DELETE = _not_found
+
+
+# --------------------------------------------------------------------------- canned verdicts
+
+# The README's prompt loop without a key: completeness depends on one line of the system
+# prompt, which the README's new prompt changes; every other sub-score is fixed.
+CHANGED_LINE = ("edge-case handling and consideration of side effects", "a verification step")
+
+
+def canned_verdicts(body: dict[str, Any], attempt: int) -> Reply:
+    """Structured verdicts that quote the plan and react to the one changed prompt line."""
+    item = body["messages"][0]["content"][1]["text"]
+    scope = re.search(r"- Scope: (\S+)", item).group(1)
+    prefix = body["messages"][0]["content"][0]["text"]
+    plan = re.search(
+        r"<<<BEGIN UNTRUSTED DOCUMENT kind=remediation-plan [^\n]*>>>\n(.*?)\n<<<END", prefix, re.S
+    ).group(1)
+    plan_line = next(line.strip() for line in plan.splitlines() if len(line.strip()) > 30)
+    lenient = CHANGED_LINE[1] in json.dumps(body.get("system"))
+
+    def sub(score: int) -> dict[str, Any]:
+        return {"score": score, "quotes": [plan_line] if score else [], "rationale": "canned"}
+
+    verdict: dict[str, Any] = {"detection": None, "plan": None, "penalties": []}
+    if scope != "plan-only":
+        verdict["detection"] = {name: sub(0) for name in ("discovery", "evidence", "attribution")}
+    if scope != "detection-only":
+        verdict["plan"] = {"correctness": sub(1), "completeness": sub(1 if lenient else 0)}
+    return Reply.text(json.dumps(verdict))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve the fake Messages API with :func:`canned_verdicts` until interrupted.
+
+    From the repository root: ``python -m tests.fake_messages_api --port 8765``, then
+    ``ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=fake evalkit calibrate ...``.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description=main.__doc__.splitlines()[0] if main.__doc__ else ""
+    )
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args(argv)
+    with FakeMessagesAPI(canned_verdicts, port=args.port) as api:
+        print(f"fake Messages API at {api.url} (canned verdicts); Ctrl-C stops it", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,13 +7,12 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 import nbformat
 import papermill
 import pytest
 
-from tests.fake_messages_api import FakeMessagesAPI, Reply
+from tests.fake_messages_api import CHANGED_LINE, FakeMessagesAPI, canned_verdicts
 from tests.samples import REPO, copy_samples, run_evalkit
 
 pytestmark = pytest.mark.e2e
@@ -167,31 +166,6 @@ def test_compare_refuses_mixed_inputs_with_one_line(tmp_path: Path):
 
 
 # The README's loop with an LLM judge: a fake Messages API serves canned verdicts whose
-# completeness depends on one line of the system prompt, which the new prompt changes.
-CHANGED_LINE = ("edge-case handling and consideration of side effects", "a verification step")
-
-
-def canned_verdicts(body: dict[str, Any], attempt: int) -> Reply:
-    item = body["messages"][0]["content"][1]["text"]
-    scope = re.search(r"- Scope: (\S+)", item).group(1)
-    prefix = body["messages"][0]["content"][0]["text"]
-    plan = re.search(
-        r"<<<BEGIN UNTRUSTED DOCUMENT kind=remediation-plan [^\n]*>>>\n(.*?)\n<<<END", prefix, re.S
-    ).group(1)
-    plan_line = next(line.strip() for line in plan.splitlines() if len(line.strip()) > 30)
-    lenient = CHANGED_LINE[1] in json.dumps(body.get("system"))
-
-    def sub(score: int) -> dict[str, Any]:
-        return {"score": score, "quotes": [plan_line] if score else [], "rationale": "canned"}
-
-    verdict: dict[str, Any] = {"detection": None, "plan": None, "penalties": []}
-    if scope != "plan-only":
-        verdict["detection"] = {name: sub(0) for name in ("discovery", "evidence", "attribution")}
-    if scope != "detection-only":
-        verdict["plan"] = {"correctness": sub(1), "completeness": sub(1 if lenient else 0)}
-    return Reply.text(json.dumps(verdict))
-
-
 def test_the_readme_loop_with_a_fake_messages_api(labelled_workspace: Path):
     root = labelled_workspace
     shutil.copytree(REPO / "evalkit/prompts/v1", root / "prompts-v2")
