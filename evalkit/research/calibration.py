@@ -805,7 +805,8 @@ def write_outputs(result: Calibration, out_dir: str | Path) -> dict[str, Path]:
     """Write the four outputs into ``out_dir``; returns name -> path."""
     import matplotlib.pyplot as plt
 
-    from ..fileio import write_bytes_atomic, write_text_atomic
+    from ..fileio import write_text_atomic
+    from ..render.plots import save_figure
 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -823,10 +824,6 @@ def write_outputs(result: Calibration, out_dir: str | Path) -> dict[str, Path]:
         ("confusion", confusion_grid(result)),
         ("agreement", agreement_chart(result)),
     ):
-        import io
-
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=110)
+        save_figure(figure, paths[name], dpi=110)
         plt.close(figure)
-        write_bytes_atomic(paths[name], buffer.getvalue())
     return paths

@@ -604,11 +604,10 @@ def slope_chart(result: Comparison) -> Figure:
 
 
 def write_outputs(result: Comparison, out_dir: str | Path) -> dict[str, Path]:
-    import io
-
     import matplotlib.pyplot as plt
 
-    from ..fileio import write_bytes_atomic, write_text_atomic
+    from ..fileio import write_text_atomic
+    from ..render.plots import save_figure
 
     folder = Path(out_dir)
     paths = {
@@ -622,8 +621,6 @@ def write_outputs(result: Comparison, out_dir: str | Path) -> dict[str, Path]:
     )
     write_text_atomic(paths["report"], report_markdown(result))
     for name, figure in (("delta_bars", delta_bars(result)), ("slope_chart", slope_chart(result))):
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=110)
+        save_figure(figure, paths[name], dpi=110)
         plt.close(figure)
-        write_bytes_atomic(paths[name], buffer.getvalue())
     return paths
