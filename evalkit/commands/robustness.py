@@ -1,8 +1,7 @@
 """``evalkit robustness``: how far the adversarial corpus moves a judge's scores.
 
     evalkit robustness --judge J [--corpus DIR] [--ranges-dir DIR] [--out DIR]
-                       [--model M] [--prompt-dir DIR] [--concurrency N]
-                       [--no-cache] [--cache-dir DIR] [--quiet]
+                       [--attack ID ...] [judge settings, as `evalkit run`] [--quiet]
 
 Evaluates every clean/attacked pair of the corpus through the public pipeline
 and writes ``robustness.json`` and ``robustness.md`` into ``--out``. It is a
@@ -18,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..judges import DEFAULT_CLAUDE_MODEL, JUDGE_NAMES
+from ..judges.registry import add_judge_arguments, judge_settings_from_args, judge_spec
 
 EXIT_OK = 0
 JSON_NAME = "robustness.json"
@@ -31,9 +30,6 @@ def register(commands: Any) -> None:
         help="score the adversarial corpus's clean/attacked pairs and report the inflation",
         description="Measure how far each attack of the adversarial corpus inflates a judge's "
         "scores, whether it is flagged, and whether expected penalties are raised.",
-    )
-    parser.add_argument(
-        "--judge", choices=JUDGE_NAMES, default="rules", help="judge backend (default: rules)"
     )
     parser.add_argument(
         "--corpus",
@@ -62,27 +58,8 @@ def register(commands: Any) -> None:
         metavar="ID",
         help="measure only this attack (repeatable; default: all)",
     )
-    parser.add_argument(
-        "--model",
-        default=DEFAULT_CLAUDE_MODEL,
-        help=f"judge model for --judge claude (default: {DEFAULT_CLAUDE_MODEL})",
-    )
-    parser.add_argument(
-        "--prompt-dir", type=Path, metavar="DIR", help="judge prompt templates (claude)"
-    )
-    parser.add_argument(
-        "--concurrency", type=int, default=8, help="judge calls in flight (claude; default 8)"
-    )
-    parser.add_argument(
-        "--no-cache", action="store_true", help="do not reuse cached judge responses"
-    )
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=Path(".evalkit-cache"),
-        metavar="DIR",
-        help="response cache folder (default: .evalkit-cache)",
-    )
+    # --judge and every judge's settings, from the registry, as `evalkit run` has them.
+    add_judge_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no line per attack")
     parser.set_defaults(handler=cmd_robustness)
 
@@ -92,11 +69,11 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from ..cli import _check_writable_folder
     from ..errors import EvalkitError
     from ..fileio import write_text_atomic
-    from ..judges import judge_options, make_judge
+    from ..judges import make_judge
     from ..pipeline import utc_timestamp
     from ..research import robustness
 
-    if args.concurrency < 1:
+    if args.concurrency is not None and args.concurrency < 1:
         raise EvalkitError("--concurrency must be at least 1")
     corpus_dir: Path = args.corpus or robustness.DEFAULT_CORPUS
     if not corpus_dir.is_dir():
@@ -112,14 +89,11 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         if unknown:
             raise EvalkitError(f"no attack {unknown[0]!r} in the corpus", path=corpus_dir)
         chosen = tuple(known[name] for name in dict.fromkeys(args.attacks))
-    settings = dict(
-        model=args.model,
-        prompt_dir=str(args.prompt_dir.resolve()) if args.prompt_dir else None,
-        concurrency=args.concurrency,
-        use_cache=not args.no_cache,
-        cache_dir=str(args.cache_dir.resolve()),
-    )
-    judge = make_judge(args.judge, **judge_options(args.judge, **settings))
+    settings = {
+        name: value.resolve() if isinstance(value, Path) else value
+        for name, value in judge_settings_from_args(args, judge_spec(args.judge)).items()
+    }
+    judge = make_judge(args.judge, **settings)
     if chosen:
         attack = chosen[0]
         judge.preflight(corpus.ranges[attack.range_id], robustness.apply_attack(corpus, attack))
