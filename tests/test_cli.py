@@ -221,3 +221,20 @@ def test_ranges_lists_the_valid_ranges_and_reports_the_broken_one(workspace: Pat
     assert result.returncode == 2
     assert "ssh-miner" in result.stdout and "redis-exposed" in result.stdout
     assert "weak-baseline/checklist.md:" in result.stderr
+
+
+def test_every_help_text_renders_without_escapes_left_in_it():
+    """argparse formats help with %, so a literal '%%' shows up as typed."""
+    import argparse
+
+    from evalkit.cli import build_parser
+
+    parser = build_parser()
+    subparsers = next(
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    texts = {"evalkit": parser.format_help()}
+    texts |= {name: sub.format_help() for name, sub in subparsers.choices.items()}
+    assert len(texts) > 5
+    for name, text in texts.items():
+        assert "%%" not in text and "%(" not in text, name

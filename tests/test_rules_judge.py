@@ -548,15 +548,14 @@ def test_advice_against_is_scoped_to_the_term():
     [
         (1, 1, 1),
         (2, 1, 1),
-        (3, 1, 0),
-        (3, 2, 1),
-        (4, 2, 1),
-        (5, 2, 0),
+        (3, 1, 1),
+        (5, 1, 1),
         (5, 3, 1),
+        (1, 0, 0),
         (4, 0, 0),
     ],
 )
-def test_correctness_needs_half_of_the_remediation_terms_rounded_up(terms, present, expected):
+def test_correctness_needs_one_planned_remediation_step(terms, present, expected):
     names = tuple(f"step{i}" for i in range(terms))
     steps = "\n".join(f"{i + 1}. Run `{name}` now." for i, name in enumerate(names[:present]))
     plan = f"# Plan\n\n## kworkerd\n\n{steps}\n"
@@ -567,11 +566,17 @@ def test_correctness_needs_half_of_the_remediation_terms_rounded_up(terms, prese
         assert len(claim.quotes) == present
 
 
-def test_correctness_counts_distinct_terms():
+def test_correctness_counts_distinct_terms_and_names_the_unplanned_ones():
     plan = "# Plan\n\n## kworkerd\n\nkill it\n"
     claim = one("kworkerd", plan, remediation=("kill", "kill", "rm", "chattr")).plan["correctness"]
-    assert claim.value == 0 and "1 of 3" in claim.rationale
-    assert "Missing: `rm`, `chattr`" in claim.rationale
+    assert claim.value == 1 and "1 of 3" in claim.rationale
+    assert "Not planned: `rm`, `chattr`" in claim.rationale
+
+
+def test_a_step_advised_against_does_not_make_the_plan_correct():
+    plan = "# Plan\n\n## kworkerd\n\nDo not kill it yet.\n"
+    claim = one("kworkerd", plan, remediation=("kill", "rm")).plan["correctness"]
+    assert claim.value == 0 and "Advised against" in claim.rationale
 
 
 def test_correctness_miss_names_the_terms():
@@ -1171,11 +1176,11 @@ SAMPLE_SCORES = {
             "CHK-18": (0, 1),  # "rkhunter ... were not run": a tool not run is no finding
             "CHK-19": (3, 1),
             "CHK-20": (3, 2),
-            "CHK-21": (2, 1),
-            "CHK-22": (2, 1),
+            "CHK-21": (2, 2),
+            "CHK-22": (2, 2),
             "CHK-23": (3, 2),
         },
-        (61, 69, 28, 34, "All-round"),
+        (61, 69, 30, 34, "All-round"),
     ),
     "redis-exposed": (
         {
@@ -1183,16 +1188,16 @@ SAMPLE_SCORES = {
             "CHK-02": (3, 0),
             "CHK-03": (3, 1),
             "CHK-04": (3, None),
-            "CHK-05": (3, 0),
+            "CHK-05": (3, 1),
             "CHK-06": (3, None),
             "CHK-07": (3, 0),
-            "CHK-08": (3, 0),
+            "CHK-08": (3, 1),
             "CHK-09": (0, 0),
             "CHK-10": (3, 0),
             "CHK-11": (3, 0),
             "CHK-12": (None, 0),
         },
-        (29, 33, 2, 20, "Plan bottleneck"),
+        (29, 33, 4, 20, "Plan bottleneck"),
     ),
     "weak-baseline": (
         {
@@ -1550,11 +1555,24 @@ def test_a_step_only_floated_is_not_counted_for_correctness():
 
 def test_the_agreement_the_records_state_is_the_one_calibrate_measures():
     """MEASURED_AGREEMENT is shown next to the rules judge's scores: it must stay true."""
-    from evalkit.judges.rules import HELD_OUT_CORRECTNESS_KAPPA, HELD_OUT_KAPPA
+    from evalkit.judges.registry import judge_spec
+    from evalkit.judges.rules import HELD_OUT_KAPPA, HELD_OUT_WEAKEST
     from evalkit.research import calibration
 
     pairs = calibration.select_pairs(REPO / "runs", "holdout")
     cases = calibration.evaluate_pairs(REPO / "ranges", REPO / "runs", RulesJudge(), pairs)
     pooled = calibration.calibrate(cases, resamples=0).agreement["pooled"]
     assert round(pooled[calibration.ALL_SUBSCORES].kappa, 2) == HELD_OUT_KAPPA
-    assert round(pooled["correctness"].kappa, 2) == HELD_OUT_CORRECTNESS_KAPPA
+    names = {"plan correctness": "correctness", "plan completeness": "completeness"}
+    per_subscore = {
+        name: pooled[names.get(name, name)].kappa
+        for name in ("discovery", "evidence", "attribution", *names)
+    }
+    weakest = min(per_subscore, key=lambda name: per_subscore[name])
+    assert (weakest, round(per_subscore[weakest], 2)) == HELD_OUT_WEAKEST
+    # The other places that state the figure say the same.
+    stated = f"kappa {HELD_OUT_KAPPA:.2f}"
+    assert stated in judge_spec("rules").help
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"Cohen's kappa {HELD_OUT_KAPPA:.2f}" in readme.replace("\n", " ")
+    assert f"{HELD_OUT_WEAKEST[0]} {HELD_OUT_WEAKEST[1]:.2f}" in readme.replace("\n", " ")

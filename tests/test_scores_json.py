@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import os
+from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -372,3 +373,16 @@ def test_validation_does_not_mutate_the_data(render_evaluation):
     before = copy.deepcopy(data)
     validate_scores(data)
     assert data == before
+
+
+def test_the_docs_name_each_diagnostic_mode_with_its_levels():
+    """docs/scores-json.md explains `diagnosis`; it must match the scoring table."""
+    from evalkit.model import MODES
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "scores-json.md").read_text(
+        encoding="utf-8"
+    )
+    line = next(text for text in doc.splitlines() if text.startswith("| `diagnosis`"))
+    for (detection, plan), mode in MODES.items():
+        levels = f"both {detection}" if detection == plan else f"detection {detection}, plan {plan}"
+        assert f"`{mode}` ({levels})" in line, mode

@@ -17,7 +17,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description=(
             "Evaluate every selected labelled (run, range) pair with the judge and compare it "
             "with the labels: per sub-score and penalty rule, pooled, per range and per run, "
-            "with bootstrap 95%% intervals and the human band."
+            "with bootstrap 95 % intervals and the human band."
         ),
     )
     parser.add_argument("--judge", default="rules", help="judge backend (default: rules)")

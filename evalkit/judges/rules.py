@@ -37,13 +37,15 @@ EVALUATOR_MODEL = "rules-v1"
 # What `evalkit calibrate --judge rules --pairs holdout` measured against the shipped gold
 # labels (reference labeller "a"); tests/test_rules_judge.py re-measures it, so the claim
 # cannot drift from the judge. Shown next to the rules judge's scores in every record.
-HELD_OUT_KAPPA = 0.70
-HELD_OUT_CORRECTNESS_KAPPA = 0.44
+HELD_OUT_KAPPA = 0.74
+# Its weakest sub-score on the held-out pairs, and that sub-score's kappa.
+HELD_OUT_WEAKEST = ("plan correctness", 0.62)
 MEASURED_AGREEMENT = (
     f"Offline judge: on held-out gold pairs its sub-scores agree with careful human labels at"
-    f" Cohen's kappa {HELD_OUT_KAPPA:.2f} (plan correctness only {HELD_OUT_CORRECTNESS_KAPPA:.2f},"
-    " and it catches few labelled penalties), where two human labellers agree at 0.93. A"
-    " transparent keyword baseline, not a careful reader: see docs/rules-judge.md."
+    f" Cohen's kappa {HELD_OUT_KAPPA:.2f} (weakest: {HELD_OUT_WEAKEST[0]}"
+    f" {HELD_OUT_WEAKEST[1]:.2f}; it catches few labelled penalties), where two human"
+    " labellers agree at 0.93. A transparent keyword baseline, not a careful reader: see"
+    " docs/rules-judge.md."
 )
 QUOTE_LIMIT = 300  # characters of a quote, around the match
 MAX_DISCOVERY_QUOTES = 3
@@ -1467,7 +1469,6 @@ class _Context:
         remediation: tuple[str, ...],
         passages: _Passages,
     ) -> SubScoreVerdict:
-        needed = math.ceil(len(remediation) / 2)
         doc = passages.doc
         if doc is None:
             return SubScoreVerdict(0, rationale=_no_passages(chk.id, indicators))
@@ -1506,26 +1507,23 @@ class _Context:
                     f"passages about this item {where}.{against}"
                 ),
             )
+        # One planned Remediation step is enough: careful readers count a plan as correct
+        # when it takes the item's fix in the right direction, even where it leaves steps
+        # out (what it leaves out is completeness). Requiring half the terms instead
+        # disagreed with both labellers on the tune split (kappa 0.59 vs a, 0.38 vs b;
+        # one step: 0.71 and 0.68).
         listed = ", ".join(f"`{term}` (line {hit.line})" for term, hit in matched)
-        count = f"{len(matched)} of {len(remediation)} Remediation terms"
-        if len(matched) >= needed:
-            quotes: list[str] = []
-            for _, hit in matched:
-                if hit.quote not in quotes:
-                    quotes.append(hit.quote)  # type: ignore[arg-type]
-            return SubScoreVerdict(
-                1,
-                tuple(quotes),
-                f"{count} in the {doc.label} passages about this item {where}: {listed}; "
-                f"{needed} needed.",
-            )
+        quotes: list[str] = []
+        for _, hit in matched:
+            if hit.quote not in quotes:
+                quotes.append(hit.quote)  # type: ignore[arg-type]
         absent = [term for term in remediation if term not in {t for t, _ in matched}]
+        unplanned = f" Not planned: {_ticked(absent)}." if absent else ""
         return SubScoreVerdict(
-            0,
-            rationale=(
-                f"Only {count} in the {doc.label} passages about this item {where}: {listed}; "
-                f"{needed} needed. Missing: {_ticked(absent)}.{against}"
-            ),
+            1,
+            tuple(quotes),
+            f"{len(matched)} of {len(remediation)} Remediation terms in the {doc.label} "
+            f"passages about this item {where}: {listed}.{unplanned}{against}",
         )
 
     def _completeness(
@@ -1606,7 +1604,7 @@ class RulesJudge(JudgeBase):
 
 __all__ = [
     "EVALUATOR_MODEL",
-    "HELD_OUT_CORRECTNESS_KAPPA",
+    "HELD_OUT_WEAKEST",
     "HELD_OUT_KAPPA",
     "MEASURED_AGREEMENT",
     "RulesJudge",
