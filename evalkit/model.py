@@ -415,6 +415,9 @@ class JudgeInfo:
     evaluator_model: str  # a model id, or e.g. "rules-v1"
     prompt_version: str | None = None
     prompt_sha256: str | None = None
+    # What was measured of this judge's reliability, for every record to show beside its
+    # scores (the rules judge's held-out agreement with human labels); None: nothing stated.
+    caveat: str | None = None
 
 
 @dataclass(frozen=True)

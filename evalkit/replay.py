@@ -38,6 +38,7 @@ def recorded_judge(folder: str | Path) -> FileJudge:
         evaluator_model=str(meta.get("evaluator_model") or ""),
         prompt_version=meta.get("prompt_version"),
         prompt_sha256=meta.get("prompt_sha256"),
+        caveat=meta.get("judge_caveat"),
     )
     recorded = meta.get("usage") or {}
     usage = Usage(**{key: recorded[key] for key in recorded if key in Usage.__dataclass_fields__})

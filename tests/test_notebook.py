@@ -125,6 +125,15 @@ def test_papermill_executes_the_notebook_and_writes_outputs_beside_it(workspace:
         if "image/png" in o.get("data", {})
     ]
     assert len(pngs) >= 3
+    # The offline judge's measured agreement stands next to its scores in the record.
+    shown = [
+        o["data"]["text/markdown"]
+        for c in executed.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "text/markdown" in o.get("data", {})
+    ]
+    assert any("**About this judge.**" in text and "kappa" in text for text in shown)
 
 
 def _papermill(*args: str, cwd: Path) -> subprocess.CompletedProcess:

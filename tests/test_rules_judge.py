@@ -116,7 +116,11 @@ def test_info_and_protocol():
     judge_ = RulesJudge()
     assert isinstance(judge_, Judge)
     assert judge_.info == JudgeInfo(
-        name="rules", evaluator_model="rules-v1", prompt_version=None, prompt_sha256=None
+        name="rules",
+        evaluator_model="rules-v1",
+        prompt_version=None,
+        prompt_sha256=None,
+        caveat=rules_module.MEASURED_AGREEMENT,
     )
 
 

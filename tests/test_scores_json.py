@@ -82,10 +82,12 @@ def test_meta_holds_the_contract_keys(render_evaluation):
         "judge",
         "prompt_version",
         "prompt_sha256",
+        "judge_caveat",
         "evalkit_version",
         "inputs",
         "usage",
     ]
+    assert meta["judge_caveat"] is None
     assert meta["range"] == "ssh-miner" and meta["run_id"] == "20260411-001"
     assert meta["judge"] == "claude" and meta["evaluator_model"] == "claude-opus-4-7"
     assert meta["inputs"] == render_evaluation.inputs
@@ -386,3 +388,24 @@ def test_the_docs_name_each_diagnostic_mode_with_its_levels():
     for (detection, plan), mode in MODES.items():
         levels = f"both {detection}" if detection == plan else f"detection {detection}, plan {plan}"
         assert f"`{mode}` ({levels})" in line, mode
+
+
+def test_the_rules_judge_states_its_measured_agreement_in_every_record(tmp_path):
+    """scores.json, evaluation-report.md and a replay of them all carry the caveat."""
+    from evalkit.checklist import load_range
+    from evalkit.judges.rules import MEASURED_AGREEMENT, RulesJudge
+    from evalkit.pipeline import evaluate
+    from evalkit.render import write_outputs
+    from evalkit.replay import recorded_judge
+    from evalkit.runs import load_submission
+
+    repo = Path(__file__).resolve().parent.parent
+    rng = load_range(repo / "ranges", "redis-exposed")
+    submission = load_submission(repo / "runs", "demo", rng)
+    write_outputs(evaluate(rng, submission, RulesJudge()), tmp_path)
+    scores = json.loads((tmp_path / "scores.json").read_text(encoding="utf-8"))
+    assert scores["meta"]["judge_caveat"] == MEASURED_AGREEMENT
+    report = (tmp_path / "evaluation-report.md").read_text(encoding="utf-8")
+    assert f"> **About this judge.** {MEASURED_AGREEMENT}" in report
+    replayed = evaluate(rng, submission, recorded_judge(tmp_path))
+    assert replayed.judge.caveat == MEASURED_AGREEMENT

@@ -1575,7 +1575,11 @@ class RulesJudge(JudgeBase):
 
     def __init__(self) -> None:
         self._info = JudgeInfo(
-            name="rules", evaluator_model=EVALUATOR_MODEL, prompt_version=None, prompt_sha256=None
+            name="rules",
+            evaluator_model=EVALUATOR_MODEL,
+            prompt_version=None,
+            prompt_sha256=None,
+            caveat=MEASURED_AGREEMENT,
         )
 
     @property

@@ -144,6 +144,7 @@ def report_context(ev: Evaluation) -> dict[str, Any]:
         "range_title": ev.range.title,
         "run_id": ev.submission.run_id,
         "header": _header_rows(ev),
+        "judge_caveat": ev.judge.caveat,
         "incomplete": None if summary.complete else _incomplete(ev),
         "dimensions": [
             {"label": "Detection", **_tally_cells(summary.detection)},

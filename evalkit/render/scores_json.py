@@ -87,6 +87,7 @@ def _meta(ev: Evaluation) -> dict[str, Any]:
         "judge": ev.judge.name,
         "prompt_version": ev.judge.prompt_version,
         "prompt_sha256": ev.judge.prompt_sha256,
+        "judge_caveat": ev.judge.caveat,
         "evalkit_version": ev.evalkit_version,
         "inputs": dict(ev.inputs),
         "usage": {
