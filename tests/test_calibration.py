@@ -239,6 +239,12 @@ def test_select_pairs(workspace: Path):
     )
     assert select_pairs(runs, "holdout") == [("demo", "weak-baseline")]
     assert select_pairs(runs, "tune") == [("demo", "ssh-miner")]
+    with pytest.raises(EvalkitError, match="'fresh' must be a list"):
+        select_pairs(runs, "fresh")
+    (runs / "gold-split.json").write_text(
+        json.dumps({"tune": [], "holdout": [], "fresh": ["demo/ssh-miner"]})
+    )
+    assert select_pairs(runs, "fresh") == [("demo", "ssh-miner")]
 
 
 def test_stale_labels_are_refused_before_judging(workspace: Path):

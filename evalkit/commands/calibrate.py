@@ -32,7 +32,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--pairs",
         default="all",
         metavar="SELECTION",
-        help="all | tune | holdout (runs/gold-split.json) | comma list of run/range globs",
+        help="all | tune | holdout | fresh (runs/gold-split.json) | comma list of run/range globs",
     )
     parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
     parser.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")

@@ -40,12 +40,14 @@ EVALUATOR_MODEL = "rules-v1"
 HELD_OUT_KAPPA = 0.74
 # Its weakest sub-score on the held-out pairs, and that sub-score's kappa.
 HELD_OUT_WEAKEST = ("plan correctness", 0.62)
+# The two human labellers' agreement on the same held-out pairs: the ceiling to read it against.
+HELD_OUT_HUMAN_KAPPA = 0.95
 MEASURED_AGREEMENT = (
     f"Offline judge: on held-out gold pairs its sub-scores agree with careful human labels at"
     f" Cohen's kappa {HELD_OUT_KAPPA:.2f} (weakest: {HELD_OUT_WEAKEST[0]}"
     f" {HELD_OUT_WEAKEST[1]:.2f}; it catches few labelled penalties), where two human"
-    " labellers agree at 0.93. A transparent keyword baseline, not a careful reader: see"
-    " docs/rules-judge.md."
+    f" labellers agree at {HELD_OUT_HUMAN_KAPPA:.2f}. A transparent keyword baseline, not a"
+    " careful reader: see docs/rules-judge.md."
 )
 QUOTE_LIMIT = 300  # characters of a quote, around the match
 MAX_DISCOVERY_QUOTES = 3
@@ -1608,6 +1610,7 @@ class RulesJudge(JudgeBase):
 
 __all__ = [
     "EVALUATOR_MODEL",
+    "HELD_OUT_HUMAN_KAPPA",
     "HELD_OUT_WEAKEST",
     "HELD_OUT_KAPPA",
     "MEASURED_AGREEMENT",

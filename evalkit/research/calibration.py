@@ -3,7 +3,7 @@
 The flow, each step a function here:
 
 1. :func:`select_pairs`: which labelled (run, range) pairs to use (``all``,
-   the ``tune``/``holdout`` halves of ``runs/gold-split.json``, or globs);
+   the ``tune``/``holdout``/``fresh`` parts of ``runs/gold-split.json``, or globs);
 2. :func:`evaluate_pairs`: check every label file, then evaluate each pair
    with the judge through the public pipeline (:func:`evalkit.evaluate`);
 3. :func:`calibrate`: pure; compares the judge with the labels and returns a
@@ -87,7 +87,10 @@ __all__ = [
 ]
 
 SPLIT_FILENAME = "gold-split.json"
-SELECTIONS = ("all", "tune", "holdout")
+# The named parts of the split file: tuning, reporting, and pairs added after the holdout
+# had been measured (never seen while any judge rule was chosen).
+SPLIT_PARTS = ("tune", "holdout", "fresh")
+SELECTIONS = ("all", *SPLIT_PARTS)
 JSON_NAME = "calibration.json"
 REPORT_NAME = "calibration-report.md"
 CONFUSION_PNG = "confusion-grid.png"
@@ -110,7 +113,7 @@ JUDGE = "judge"
 def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str, str]]:
     """The labelled (run, range) pairs named by ``selection``.
 
-    ``all``: every labelled pair; ``tune``/``holdout``: that half of
+    ``all``: every labelled pair; ``tune``/``holdout``/``fresh``: that part of
     ``<runs_dir>/gold-split.json``; otherwise a comma list of ``run/range``
     globs (``demo/*``, ``*/ssh-miner``). An empty result is an error.
     """
@@ -118,7 +121,7 @@ def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str
     selection = selection.strip() or "all"
     if selection == "all":
         chosen = list(labelled)
-    elif selection in ("tune", "holdout"):
+    elif selection in SPLIT_PARTS:
         chosen = _split_half(Path(runs_dir), selection, labelled)
     else:
         patterns = [p.strip() for p in selection.split(",") if p.strip()]
