@@ -1560,7 +1560,12 @@ def test_a_step_only_floated_is_not_counted_for_correctness():
 def test_the_agreement_the_records_state_is_the_one_calibrate_measures():
     """MEASURED_AGREEMENT is shown next to the rules judge's scores: it must stay true."""
     from evalkit.judges.registry import judge_spec
-    from evalkit.judges.rules import HELD_OUT_HUMAN_KAPPA, HELD_OUT_KAPPA, HELD_OUT_WEAKEST
+    from evalkit.judges.rules import (
+        FRESH_KAPPA,
+        HELD_OUT_HUMAN_KAPPA,
+        HELD_OUT_KAPPA,
+        HELD_OUT_WEAKEST,
+    )
     from evalkit.research import calibration
 
     pairs = calibration.select_pairs(REPO / "runs", "holdout")
@@ -1570,6 +1575,12 @@ def test_the_agreement_the_records_state_is_the_one_calibrate_measures():
     assert round(pooled[calibration.ALL_SUBSCORES].kappa, 2) == HELD_OUT_KAPPA
     humans = measured.band["a vs b"][calibration.ALL_SUBSCORES].kappa
     assert round(humans, 2) == HELD_OUT_HUMAN_KAPPA
+    fresh_pairs = calibration.select_pairs(REPO / "runs", "fresh")
+    fresh_cases = calibration.evaluate_pairs(
+        REPO / "ranges", REPO / "runs", RulesJudge(), fresh_pairs
+    )
+    fresh = calibration.calibrate(fresh_cases, resamples=0).agreement["pooled"]
+    assert round(fresh[calibration.ALL_SUBSCORES].kappa, 2) == FRESH_KAPPA
     names = {"plan correctness": "correctness", "plan completeness": "completeness"}
     per_subscore = {
         name: pooled[names.get(name, name)].kappa
