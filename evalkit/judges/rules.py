@@ -1079,6 +1079,25 @@ def _where(doc: _Doc, hit: _Hit) -> str:
 _PLAIN_WORD = re.compile(r"[A-Za-z]+")
 
 
+def _distance(doc: _Doc, terms: Iterable[str], hit: _Hit) -> float:
+    """How many blocks from ``hit`` the nearest mention of ``terms`` in its section stands
+    (0: its own block; a block after it counts half a block more, so one before wins a tie);
+    infinite when none is in that section."""
+    nearest = math.inf
+    for term in dict.fromkeys(terms):
+        for other in doc.hits(term):
+            if other.section == hit.section:
+                gap = other.block - hit.block
+                nearest = min(nearest, -gap if gap <= 0 else gap + 0.5)
+    return nearest
+
+
+def _nearest(distances: dict[str, float]) -> frozenset[str]:
+    """The checkpoints at the smallest distance (all of them on a tie)."""
+    best = min(distances.values(), default=math.inf)
+    return frozenset(chk_id for chk_id, gap in distances.items() if gap == best)
+
+
 def _specific(term: str) -> bool:
     """A command, a config line or a path (``bind 127.0.0.1``, ``authorized_keys``), not a
     single word (``kill``, ``DROP``, matched in any case) that any section may hold."""
@@ -1381,16 +1400,10 @@ class _Context:
         for chk in self.rng.checkpoints:
             if not chk.has_detection:
                 continue
-            nearest = math.inf
-            for term in _terms(chk.indicators):
-                for other in self.report.hits(term):
-                    if other.section == hit.section:
-                        gap = other.block - hit.block
-                        nearest = min(nearest, -gap if gap <= 0 else gap + 0.5)
+            nearest = _distance(self.report, _terms(chk.indicators), hit)
             if nearest < math.inf:
                 distances[chk.id] = nearest
-        best = min(distances.values(), default=math.inf)
-        owners = frozenset(chk_id for chk_id, gap in distances.items() if gap == best)
+        owners = _nearest(distances)
         self._owner_cache[key] = owners
         return owners
 
@@ -1455,16 +1468,8 @@ class _Context:
             if passages.doc is not doc or hit.section not in passages.sections:
                 continue
             terms = (*self._passage_terms(chk, indicators), *_terms(chk.remediation_terms))
-            nearest = math.inf
-            for term in dict.fromkeys(terms):
-                for other in doc.hits(term):
-                    if other.section != hit.section:
-                        continue
-                    gap = other.block - hit.block
-                    nearest = min(nearest, -gap if gap <= 0 else gap + 0.5)
-            distances[chk.id] = nearest
-        best = min(distances.values(), default=math.inf)
-        owners = frozenset(chk_id for chk_id, gap in distances.items() if gap == best)
+            distances[chk.id] = _distance(doc, terms, hit)
+        owners = _nearest(distances)
         self._owner_cache[key] = owners
         return owners
 

@@ -122,7 +122,7 @@ def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str
     if selection == "all":
         chosen = list(labelled)
     elif selection in SPLIT_PARTS:
-        chosen = _split_half(Path(runs_dir), selection, labelled)
+        chosen = _split_part(Path(runs_dir), selection, labelled)
     else:
         patterns = [p.strip() for p in selection.split(",") if p.strip()]
         chosen = [
@@ -145,23 +145,23 @@ def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str
     return chosen
 
 
-def _split_half(
-    runs_dir: Path, half: str, labelled: Sequence[tuple[str, str]]
+def _split_part(
+    runs_dir: Path, part: str, labelled: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str]]:
     path = runs_dir / SPLIT_FILENAME
     try:
         split = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise EvalkitError(f"pairs={half!r} needs the split file", path=path) from exc
+        raise EvalkitError(f"pairs={part!r} needs the split file", path=path) from exc
     except (OSError, ValueError) as exc:
         raise EvalkitError(f"cannot read the split file: {exc}", path=path) from exc
-    names = split.get(half) if isinstance(split, dict) else None
+    names = split.get(part) if isinstance(split, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise EvalkitError(f'{half!r} must be a list of "run/range" strings', path=path)
+        raise EvalkitError(f'{part!r} must be a list of "run/range" strings', path=path)
     known = {"/".join(pair): pair for pair in labelled}
     missing = [name for name in names if name not in known]
     if missing:
-        raise EvalkitError(f"{half}: no label files for {', '.join(missing)}", path=path)
+        raise EvalkitError(f"{part}: no label files for {', '.join(missing)}", path=path)
     return [known[name] for name in names]
 
 
