@@ -42,3 +42,19 @@ def test_mypy_strict_on_the_package():
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_project_stands_alone():
+    """No shipped file points to the specs outside the repository: docs/ says it all."""
+    outside = ("../shared", "/work/shared", "shared/spec/", "shared/design/")
+    roots = ("evalkit", "docs", "notebooks", "bench", "README.md", "pyproject.toml")
+    offenders = [
+        str(path.relative_to(REPO))
+        for root in roots
+        for path in ([REPO / root] if (REPO / root).is_file() else (REPO / root).rglob("*"))
+        if path.is_file()
+        and not path.is_symlink()
+        and "__pycache__" not in path.parts
+        and any(mark in path.read_text(encoding="utf-8", errors="ignore") for mark in outside)
+    ]
+    assert offenders == []
