@@ -431,6 +431,7 @@ class FakeMessagesAPI:
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
+        self._answered: list[dict[str, Any]] = []
         self._count_tokens_requests: list[dict[str, Any]] = []
         self._responder_errors: list[BaseException] = []
         self._seen_bodies: dict[str, int] = {}
@@ -510,6 +511,15 @@ class FakeMessagesAPI:
             return list(self._requests)
 
     @property
+    def answered(self) -> list[dict[str, Any]]:
+        """Snapshot of the ``POST /v1/messages`` requests whose reply delay has run out, so
+        the reply went (or was about to go) out: ``body``, ``attempt`` and ``answered_at``
+        (``time.monotonic()``, comparable with ``received_at``). A request the
+        client gave up on before then is not here, whatever became of its connection."""
+        with self._lock:
+            return list(self._answered)
+
+    @property
     def request_count(self) -> int:
         """How many ``POST /v1/messages`` requests arrived (retries included)."""
         with self._lock:
@@ -545,6 +555,12 @@ class FakeMessagesAPI:
             self._cache.clear()
 
     # -- request handling (called from handler threads) ----------------------------------------
+
+    def _mark_answered(self, body: dict[str, Any], attempt: int) -> None:
+        with self._lock:
+            self._answered.append(
+                {"body": body, "attempt": attempt, "answered_at": time.monotonic()}
+            )
 
     def _record(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> int:
         record = {"path": path, "body": body, "headers": headers, "received_at": time.monotonic()}
@@ -881,6 +897,7 @@ class _Handler(BaseHTTPRequestHandler):
         # prefill), not after the simulated generation time.
         plan = api._plan_cache(body) if reply.kind == "message" else None
         api._sleep(api.latency + reply.delay)
+        api._mark_answered(body, attempt)
         match reply.kind:
             case "drop":
                 self.close_connection = True  # return without a byte: the client sees EOF

@@ -435,8 +435,9 @@ def test_no_warm_up_when_the_prefix_is_too_short_for_the_model_to_cache(
         "claude-haiku-4-5", base_url=api.url, cache_dir=None, max_retries=0, concurrency=4
     )
     run(judge, make_range(4), make_submission())
-    arrivals = sorted(r["received_at"] for r in api.requests)
-    assert arrivals[-1] - arrivals[0] < 0.2  # one concurrent wave, no call waited for another
+    # One concurrent wave: every call arrived before the first answer went out.
+    last_arrival = max(r["received_at"] for r in api.requests)
+    assert last_arrival < min(answer["answered_at"] for answer in api.answered)
 
 
 def test_concurrency_bound_is_respected(serve, api_key, tmp_path) -> None:
@@ -656,9 +657,9 @@ def test_a_per_request_timeout_is_retried(serve, api_key, tmp_path) -> None:
         return good(body).with_delay(2) if attempt == 0 else good(body)
 
     api = serve(responder)
-    started = time.monotonic()
     result = run(judge_for(api, tmp_path, timeout_s=0.3), make_range(1), make_submission())
-    assert time.monotonic() - started < 1.5  # the slow answer was not waited for
+    # The run ended before any slow (first-attempt) answer was due: it did not wait for one.
+    assert api.answered and all(answer["attempt"] > 0 for answer in api.answered)
     assert result.verdicts[0].status == "scored"
     first, second = result.records
     assert first["error"].startswith("APITimeoutError") and "timed out" in first["error"]
@@ -761,9 +762,8 @@ def test_total_timeout_errors_the_late_item_and_keeps_the_others(serve, api_key,
 
     api = serve(responder)
     judge = judge_for(api, tmp_path, total_timeout_s=0.8, timeout_s=10)
-    started = time.monotonic()
     result = run(judge, make_range(3), make_submission())
-    assert time.monotonic() - started < 3
+    assert "CHK-03" not in {item_of(answer["body"])[0] for answer in api.answered}
     verdicts = by_chk(result)
     assert verdicts["CHK-03"].status == "error" and "timed out" in verdicts["CHK-03"].error
     assert verdicts["CHK-01"].status == verdicts["CHK-02"].status == "scored"
@@ -777,13 +777,12 @@ def test_a_backoff_longer_than_the_time_budget_fails_the_item_at_once(
 
     api = serve(responder)
     judge = judge_for(api, tmp_path, total_timeout_s=5, backoff_max_s=60)
-    started = time.monotonic()
     result = run(judge, make_range(2), make_submission())
-    assert time.monotonic() - started < 3  # it did not sleep towards the deadline
     verdicts = by_chk(result)
     failed = verdicts["CHK-01"]
     assert failed.status == "error"
     assert "gave up after 1 attempts: HTTP 429 rate_limit_error" in failed.error
+    # The runner says this before it waits, instead of sleeping towards the deadline.
     assert "would exceed total_timeout_s=5" in failed.error
     assert verdicts["CHK-02"].status == "scored"
     assert [item_of(r["body"])[0] for r in api.requests].count("CHK-01") == 1
@@ -800,10 +799,10 @@ def test_auth_error_stops_the_whole_run_at_once(serve, api_key, tmp_path) -> Non
 
     api = serve(responder)
     judge = judge_for(api, tmp_path, concurrency=4, warm_cache=False)
-    started = time.monotonic()
     with pytest.raises(JudgeError) as caught:
         run(judge, make_range(4), make_submission())
-    assert time.monotonic() - started < 2  # the slow items were cancelled, not awaited
+    # The slow items were cancelled, not awaited: the run ended before any was answered.
+    assert [item_of(answer["body"])[0] for answer in api.answered] == ["CHK-01"]
     message = str(caught.value)
     assert message.startswith("authentication failed: check ANTHROPIC_API_KEY")
     assert KEY not in message
@@ -834,10 +833,10 @@ def test_model_not_found_stops_the_whole_run_at_once(serve, api_key, tmp_path) -
 
     api = serve(responder)
     judge = judge_for(api, tmp_path, concurrency=4, warm_cache=False)
-    started = time.monotonic()
     with pytest.raises(JudgeError) as caught:
         run(judge, make_range(4), make_submission())
-    assert time.monotonic() - started < 2  # the other items were cancelled, not awaited
+    # The other items were cancelled, not awaited: the run ended before any was answered.
+    assert [item_of(answer["body"])[0] for answer in api.answered] == ["CHK-01"]
     assert str(caught.value) == (
         f"model '{MODEL}' not found: check --model (HTTP 404: model: {MODEL})"
     )

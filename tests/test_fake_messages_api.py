@@ -307,7 +307,18 @@ def test_rate_limit_without_retries_raises_rate_limit_error(serve):
     assert caught.value.type == "rate_limit_error"
 
 
-def test_retry_after_ms_takes_precedence(serve):
+def test_retry_after_ms_takes_precedence(serve, monkeypatch):
+    import anthropic._base_client as sdk_client
+
+    waits: list[float] = []
+    real_sleep = time.sleep
+
+    def recorded_sleep(seconds: float) -> None:
+        waits.append(seconds)
+        real_sleep(seconds)
+
+    # The SDK's own pause before its retry, read where it sleeps: 50 ms, not 30 s.
+    monkeypatch.setattr(sdk_client.time, "sleep", recorded_sleep)
     api = serve(
         responder=by_attempt(
             Reply.error(500, "api_error", "boom", {"retry-after-ms": "50", "retry-after": "30"}),
@@ -315,9 +326,8 @@ def test_retry_after_ms_takes_precedence(serve):
         )
     )
     with client_for(api, max_retries=1) as client:
-        started = time.monotonic()
         assert create(client).content[0].text == "ok"
-    assert time.monotonic() - started < 2
+    assert waits == [0.05]
 
 
 def test_overloaded_maps_to_overloaded_error(serve):
