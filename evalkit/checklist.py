@@ -13,6 +13,7 @@ in one pass (:class:`ChecklistErrors`), each with the line it concerns.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -131,6 +132,7 @@ def parse_checklist(
         facts=tuple(facts),
         path=path,
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        warnings=tuple(str(w) for w in sorted(errors.warnings, key=lambda w: w.line or 0)),
     )
 
 
@@ -189,9 +191,14 @@ class _Errors:
     def __init__(self, path: str) -> None:
         self.path = path
         self.items: list[ChecklistError] = []
+        self.warnings: list[ChecklistError] = []
 
     def add(self, message: str, line: int, item: str | None = None) -> None:
         self.items.append(ChecklistError(message, path=self.path, line=line, item=item))
+
+    def warn(self, message: str, line: int, item: str | None = None) -> None:
+        """Something kept and used as written, which the author may not have meant."""
+        self.warnings.append(ChecklistError(message, path=self.path, line=line, item=item))
 
     def raise_if_any(self) -> None:
         if self.items:
@@ -223,6 +230,7 @@ class _RawItem:
     name: str = ""
     fields: dict[str, _Field] = field(default_factory=dict)  # canonical key -> field
     extra: dict[str, str] = field(default_factory=dict)
+    unknown: list[_Field] = field(default_factory=list)  # fields evalkit does not know
 
 
 def _split_lines(text: str) -> list[str]:
@@ -501,6 +509,7 @@ def _parse_table_items(table: list[tuple[int, str]], errors: _Errors) -> list[_R
                 item.fields[key] = _Field(name, value, lineno)
             elif name:
                 item.extra[name] = value
+                item.unknown.append(_Field(name, value, header_line))
         items.append(item)
     return items
 
@@ -557,6 +566,7 @@ def _parse_item_section(
             item.fields[key] = fld
         elif fld.value:
             unknown.setdefault(fld.name, []).append(fld.value)
+            item.unknown.append(fld)
     if notes:
         unknown.setdefault(_NOTES, []).extend(notes)
     item.extra = {name: _join(values) for name, values in unknown.items()}
@@ -600,9 +610,42 @@ def _build_checkpoints(
         else:
             first_seen[_id_number(raw.id)] = (raw.id, raw.line)
         checkpoint = _build_checkpoint(raw, item, declared, errors)
+        _warn_unknown_fields(raw, item, errors)
         if valid_id and checkpoint is not None:
             checkpoints.append(checkpoint)
     return checkpoints
+
+
+# The spellings a misspelt field is matched against, and how close it must be.
+_FIELD_SPELLINGS: dict[str, str] = {
+    alias: alias.title() if alias != "cap" else "CAP"
+    for aliases in _FIELD_ALIASES.values()
+    for alias in aliases
+    if alias not in ("chk", "id", "chk id", "caps")
+}
+DID_YOU_MEAN_CUTOFF = 0.75
+
+
+def _warn_unknown_fields(raw: _RawItem, item: str | None, errors: _Errors) -> None:
+    """A warning per field evalkit does not know: kept as written, but maybe misspelt.
+
+    Unknown fields are allowed (they are kept and shown), so this never fails the
+    checklist; but "Indicaters" silently costs an item its indicators, so the author
+    is told, with the nearest known field.
+    """
+    seen: set[str] = set()
+    for fld in raw.unknown:
+        name = _normalize_name(fld.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        close = difflib.get_close_matches(name, _FIELD_SPELLINGS, n=1, cutoff=DID_YOU_MEAN_CUTOFF)
+        hint = f"; did you mean {_FIELD_SPELLINGS[close[0]]!r}?" if close else ""
+        errors.warn(
+            f"unknown field {fld.name!r}, kept as written and not used for scoring{hint}",
+            fld.line,
+            item,
+        )
 
 
 def _build_checkpoint(

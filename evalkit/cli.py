@@ -356,6 +356,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(str(exc))
                 failures += 1
             else:
+                for warning in rng.warnings:
+                    print(f"{warning} (warning)")
                 print(f"{file}: ok ({len(rng.checkpoints)} checkpoints)")
     return EXIT_BAD_INPUT if failures else EXIT_OK
 

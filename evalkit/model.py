@@ -117,6 +117,8 @@ class Range:
     facts: tuple[str, ...] = ()
     path: str | None = None
     sha256: str | None = None
+    # "file:line: CHK-03: unknown field ..." lines: kept fields a reader may have misspelt.
+    warnings: tuple[str, ...] = ()
 
     @property
     def report_filename(self) -> str:

@@ -250,6 +250,41 @@ def test_unknown_fields_are_kept_in_extra_with_their_name_as_written():
     assert rng.checkpoints[0].extra == {"Severity Level": "High", "MITRE": "T1496"}
 
 
+def test_a_misspelt_field_is_a_warning_naming_it_its_line_and_the_field_meant():
+    rng = _parse(
+        "## Checkpoints\n### CHK-01 Miner\n- Detection: d\n- Plan: p\n"
+        "- Indicaters: `kworkerd`\n- Remediaton: `kill`\n- Severity: high\n"
+    )
+    chk = rng.checkpoints[0]
+    assert chk.indicators == () and chk.extra["Indicaters"] == "`kworkerd`"
+    assert rng.warnings == (
+        "ranges/ssh-miner/checklist.md:10: CHK-01: unknown field 'Indicaters', kept as written"
+        " and not used for scoring; did you mean 'Indicators'?",
+        "ranges/ssh-miner/checklist.md:11: CHK-01: unknown field 'Remediaton', kept as written"
+        " and not used for scoring; did you mean 'Remediation'?",
+        "ranges/ssh-miner/checklist.md:12: CHK-01: unknown field 'Severity', kept as written"
+        " and not used for scoring",
+    )
+
+
+def test_an_unknown_table_column_is_a_warning_at_the_header_line():
+    rng = _parse(
+        "## Checkpoints\n| CHK | Name | Detection | Plan | Indicatros |\n|---|---|---|---|---|\n"
+        "| CHK-01 | Miner | d | p | `x` |\n| CHK-02 | Pool | d | p | `y` |\n"
+    )
+    assert rng.warnings == (
+        "ranges/ssh-miner/checklist.md:7: CHK-01: unknown field 'Indicatros', kept as written"
+        " and not used for scoring; did you mean 'Indicators'?",
+        "ranges/ssh-miner/checklist.md:7: CHK-02: unknown field 'Indicatros', kept as written"
+        " and not used for scoring; did you mean 'Indicators'?",
+    )
+
+
+def test_known_fields_and_prose_raise_no_warning():
+    rng = _parse("## Checkpoints\n### CHK-01 Miner\nSome prose.\n- detection: d\n- PLAN: p\n")
+    assert rng.warnings == ()
+
+
 def test_prose_lines_under_a_heading_are_kept_in_extra_notes():
     rng = _parse(
         """\

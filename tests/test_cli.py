@@ -180,6 +180,22 @@ def test_validate_prints_every_error_with_file_and_line(tmp_path: Path):
     )
 
 
+def test_validate_warns_on_a_misspelt_field_and_still_exits_0(tmp_path: Path):
+    folder = tmp_path / "typo"
+    folder.mkdir()
+    (folder / "checklist.md").write_text(
+        "---\nrange: typo\ntitle: Typo\nreport: vuln-report\n---\n\n## Checkpoints\n\n"
+        "### CHK-01 First\n- Detection: d\n- Plan: p\n- Indicaters: `x`\n"
+    )
+    result = run_cli("validate", str(folder), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert (
+        f"{folder / 'checklist.md'}:12: CHK-01: unknown field 'Indicaters', kept as written and"
+        " not used for scoring; did you mean 'Indicators'? (warning)"
+    ) in result.stdout
+    assert f"{folder / 'checklist.md'}: ok (1 checkpoints)" in result.stdout
+
+
 def test_ranges_lists_each_sample_range(workspace: Path):
     result = run_cli("ranges", cwd=workspace)
     assert result.returncode == 0
