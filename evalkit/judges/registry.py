@@ -287,7 +287,7 @@ register_judge(
     _lazy(".rules", "RulesJudge"),
     help=(
         "offline, deterministic: keyword and structure rules (no API key, no cost);"
-        " kappa 0.75 against human labels on held-out pairs: a baseline, not a careful reader"
+        " kappa 0.74 against human labels on held-out pairs: a baseline, not a careful reader"
     ),
 )
 _LLM_SETTINGS = (
