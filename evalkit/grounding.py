@@ -41,6 +41,7 @@ from .model import (
     GroundedPenalty,
     GroundedSubScore,
     GroundedVerdict,
+    JudgeKind,
     QuoteCheck,
     SourceName,
     Submission,
@@ -270,11 +271,17 @@ class Sources:
         self.plan = SearchableDocument("plan", plan, masks.get("plan", ()))
 
     @classmethod
-    def of(cls, submission: Submission, screening: Screening | None = None) -> Sources:
+    def of(
+        cls,
+        submission: Submission,
+        screening: Screening | None = None,
+        judge_kind: JudgeKind = "reader",
+    ) -> Sources:
+        """The documents of ``submission``, less what screening withholds from the judge."""
         return cls(
             submission.report.text,
             submission.plan.text,
-            screening.masks if screening is not None else None,
+            screening.masks_for(judge_kind) if screening is not None else None,
         )
 
     def document(self, kind: SourceName) -> SearchableDocument:

@@ -342,7 +342,34 @@ class CapabilityScore:
     diagnosis: Diagnosis | None = None
 
 
-WarningKind = Literal["instruction", "keyword_stuffing", "fake_scores"]
+# The screening rules that report what they find (evalkit/screening/policy.py: SCREEN_RULES).
+WarningKind = Literal[
+    "instruction",
+    "obfuscation",
+    "keyword_stuffing",
+    "fake_scores",
+    "restated_criteria",
+    "repeated_passage",
+]
+# A keyword judge matches terms and cannot read context (a heading, a question, a denial);
+# a reader (an LLM, a person) reads the document as a whole. Screening withholds more from
+# the first (evalkit/screening/policy.py).
+JudgeKind = Literal["keyword", "reader"]
+JUDGE_KINDS: tuple[JudgeKind, ...] = ("keyword", "reader")
+
+
+@dataclass(frozen=True)
+class Mask:
+    """Lines of a document that are not evidence, and why (said in grounding's rationale).
+
+    ``kind`` names the screening rule (or, for the keyword judge's own reading, the
+    scope: ``not_examined``, ``illustration``, ``reference``) that set the lines apart.
+    """
+
+    first_line: int
+    last_line: int
+    reason: str
+    kind: str = "not_examined"
 
 
 @dataclass(frozen=True)
@@ -420,6 +447,8 @@ class JudgeInfo:
     # What was measured of this judge's reliability, for every record to show beside its
     # scores (the rules judge's held-out agreement with human labels); None: nothing stated.
     caveat: str | None = None
+    # How the judge reads: screening withholds suspicious passages from keyword judges only.
+    kind: JudgeKind = "reader"
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ def evaluate(
     # Screening is the same for every judge: what it sets apart is not evidence for any.
     screening = screen(rng, submission)
     result: JudgeResult = run_sync(lambda: judge.judge(rng, submission, on_item_done=on_item_done))
-    sources = Sources.of(submission, screening)
+    sources = Sources.of(submission, screening, judge.info.kind)
     grounded = tuple(ground_verdict(verdict, sources) for verdict in result.verdicts)
     items, summary = score_all(rng, grounded)
     summary = dataclasses.replace(summary, warnings=screening.warnings)

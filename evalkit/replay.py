@@ -39,6 +39,7 @@ def recorded_judge(folder: str | Path) -> FileJudge:
         prompt_version=meta.get("prompt_version"),
         prompt_sha256=meta.get("prompt_sha256"),
         caveat=meta.get("judge_caveat"),
+        kind="keyword" if meta.get("judge_kind") == "keyword" else "reader",
     )
     recorded = meta.get("usage") or {}
     usage = Usage(**{key: recorded[key] for key in recorded if key in Usage.__dataclass_fields__})

@@ -24,7 +24,7 @@ from typing import Any
 from .checklist import load_range
 from .errors import EvalkitError, OutputError
 from .grounding import DETECTION_SOURCES, PLAN_SOURCES, Sources
-from .model import SourceName
+from .model import JudgeKind, SourceName
 from .penalties import PENALTY_SOURCES
 from .pipeline import evaluate
 from .render import SCORES_FILENAME, to_scores_dict, validate_scores
@@ -139,7 +139,8 @@ def verify(
             )
 
     # The same screening the pipeline applied: a quote in a screened span is not evidence.
-    sources = Sources.of(submission, screen(rng, submission))
+    kind: JudgeKind = "keyword" if meta.get("judge_kind") == "keyword" else "reader"
+    sources = Sources.of(submission, screen(rng, submission), kind)
     for path, quote, allowed in _quotes_in(scores):
         result.checked_quotes += 1
         if not sources.check(quote, allowed).found:

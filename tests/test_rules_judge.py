@@ -121,6 +121,7 @@ def test_info_and_protocol():
         prompt_version=None,
         prompt_sha256=None,
         caveat=rules_module.MEASURED_AGREEMENT,
+        kind="keyword",
     )
 
 
@@ -1017,7 +1018,7 @@ RICH_REPORT = """\
 
 - **kworkerd** (PID 4127) runs from `/var/tmp/.cache/kworkerd`; it came in after an
   SSH brute force from 203.0.113.45.
-- kworkerd started... ok
+- at 03:18 the service kworkerd started... ok
 > kworkerd was flagged by the EDR; attacker used SSH
 
 ```
@@ -1093,7 +1094,9 @@ def test_every_quote_on_a_rich_sample_passes_grounding():
 
 def test_a_line_with_dots_is_quoted_as_written():
     verdicts = judge(rich_range(), rich_submission())  # grounding finds "..." literally
-    assert verdicts["CHK-03"].detection["discovery"].quotes == ("kworkerd started... ok",)
+    assert verdicts["CHK-03"].detection["discovery"].quotes == (
+        "at 03:18 the service kworkerd started... ok",
+    )
     report = "# R\n\n- hash 3f9a...e1c2 of kworkerd seen at /var/tmp/x\n"
     claim = one(report).detection["evidence"]
     assert claim.quotes == ("hash 3f9a...e1c2 of kworkerd seen at /var/tmp/x",)

@@ -83,6 +83,7 @@ def test_meta_holds_the_contract_keys(render_evaluation):
         "prompt_version",
         "prompt_sha256",
         "judge_caveat",
+        "judge_kind",
         "evalkit_version",
         "inputs",
         "usage",

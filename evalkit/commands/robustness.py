@@ -14,10 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..judges.registry import add_judge_arguments, judge_settings_from_args, judge_spec
+
+if TYPE_CHECKING:
+    from ..judges import Judge
 
 EXIT_OK = 0
 JSON_NAME = "robustness.json"
@@ -58,20 +62,52 @@ def register(commands: Any) -> None:
         metavar="ID",
         help="measure only this attack (repeatable; default: all)",
     )
+    parser.add_argument(
+        "--part",
+        choices=("all", "tune", "holdout"),
+        default="all",
+        help="measure only this part of each corpus's split.json (default: all)",
+    )
+    parser.add_argument(
+        "--honest",
+        type=Path,
+        metavar="DIR",
+        help="an honest corpus (a runs folder of documents written in good faith): report"
+        " the warnings screening raises on it and the points it withholds",
+    )
+    parser.add_argument(
+        "--verdicts-dir",
+        type=Path,
+        metavar="DIR",
+        help="recorded verdicts, one file per pair (<attack id>.jsonl, clean-<range>.jsonl,"
+        " <honest run>.jsonl) in the file judge's format: measure a judge whose answers were"
+        " recorded elsewhere (a stand-in); implies --judge file",
+    )
     # --judge and every judge's settings, from the registry, as `evalkit run` has them.
     add_judge_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no line per attack")
     parser.set_defaults(handler=cmd_robustness)
 
 
+def _recorded(folder: Path) -> Callable[[str], Judge | None]:
+    """The file judge of each pair that has a verdicts file in ``folder``."""
+    from ..judges.file import FileJudge
+
+    def judge_of(pair_id: str) -> Judge | None:
+        path = folder / f"{pair_id}.jsonl"
+        return FileJudge(path) if path.is_file() else None
+
+    return judge_of
+
+
 def cmd_robustness(args: argparse.Namespace) -> int:
-    from ..checklist import load_range
+    from ..checklist import list_ranges, load_range
     from ..cli import _check_writable_folder
     from ..errors import EvalkitError
     from ..fileio import write_text_atomic
-    from ..judges import make_judge
+    from ..judges import Judge, make_judge
     from ..pipeline import utc_timestamp
-    from ..research import robustness
+    from ..research import honest, robustness
 
     if args.concurrency is not None and args.concurrency < 1:
         raise EvalkitError("--concurrency must be at least 1")
@@ -82,21 +118,34 @@ def cmd_robustness(args: argparse.Namespace) -> int:
 
     # Every input is checked before the first judge call: ranges, attacks, anchors, judge.
     corpus = robustness.load_corpus(corpus_dir, lambda name: load_range(args.ranges_dir, name))
-    chosen = corpus.attacks
+    chosen = robustness.part_of(corpus, args.part)
     if args.attacks:
         known = {attack.id: attack for attack in corpus.attacks}
         unknown = [name for name in args.attacks if name not in known]
         if unknown:
             raise EvalkitError(f"no attack {unknown[0]!r} in the corpus", path=corpus_dir)
         chosen = tuple(known[name] for name in dict.fromkeys(args.attacks))
-    settings = {
-        name: value.resolve() if isinstance(value, Path) else value
-        for name, value in judge_settings_from_args(args, judge_spec(args.judge)).items()
-    }
-    judge = make_judge(args.judge, **settings)
-    if chosen:
-        attack = chosen[0]
-        judge.preflight(corpus.ranges[attack.range_id], robustness.apply_attack(corpus, attack))
+    judge: Judge | Callable[[str], Judge | None]
+    if args.verdicts_dir is not None:
+        if not args.verdicts_dir.is_dir():
+            raise EvalkitError("verdicts folder is missing", path=args.verdicts_dir)
+        judge = _recorded(args.verdicts_dir)
+    else:
+        settings = {
+            name: value.resolve() if isinstance(value, Path) else value
+            for name, value in judge_settings_from_args(args, judge_spec(args.judge)).items()
+        }
+        judge = make_judge(args.judge, **settings)
+        if chosen:
+            attack = chosen[0]
+            judge.preflight(corpus.ranges[attack.range_id], robustness.apply_attack(corpus, attack))
+    honest_pairs = []
+    if args.honest is not None:
+        names = sorted({*corpus.ranges, *list_ranges(args.ranges_dir)})
+        honest_pairs = honest.honest_pairs(args.honest, args.part, names)
+        ranges = {
+            pair.range_id: load_range(args.ranges_dir, pair.range_id) for pair in honest_pairs
+        }
 
     def report(result: robustness.AttackResult) -> None:
         if not args.quiet:
@@ -115,10 +164,28 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     measured = robustness.measure(
         corpus, judge, attacks=chosen, on_attack_done=report, timestamp=utc_timestamp()
     )
+    document = measured.as_dict()
+    markdown = robustness.to_markdown(measured)
+    if honest_pairs:
+        results = honest.measure_honest(
+            honest_pairs,
+            args.honest,
+            ranges,
+            lambda pair: (
+                judge(pair.run_id) if callable(judge) and not isinstance(judge, Judge) else judge
+            ),
+        )
+        document["honest"] = {
+            "corpus": str(args.honest),
+            "part": args.part,
+            "summary": honest.honest_summary(results),
+            "pairs": [result.as_dict() for result in results],
+        }
+        markdown += "\n" + honest.honest_markdown(results)
     json_path = write_text_atomic(
-        args.out / JSON_NAME, json.dumps(measured.as_dict(), indent=2, ensure_ascii=False) + "\n"
+        args.out / JSON_NAME, json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     )
-    markdown_path = write_text_atomic(args.out / MARKDOWN_NAME, robustness.to_markdown(measured))
+    markdown_path = write_text_atomic(args.out / MARKDOWN_NAME, markdown)
     summary = measured.summary()
     print(
         f"{summary['attacks']} attacks with the {measured.judge} judge:"
@@ -127,6 +194,13 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         f" attacks), {summary['penalties_raised']} of {summary['penalty_attacks']} expected"
         " penalties raised" + ("" if summary["complete"] else "; INCOMPLETE: some items errored")
     )
+    if honest_pairs:
+        totals = document["honest"]["summary"]
+        print(
+            f"honest: {totals['documents_warned']} of {totals['documents']} documents warned,"
+            f" {totals['withheld_by_screening']} claimed points withheld by screening,"
+            f" {totals['withheld_quote_not_verbatim']} for quotes not in the documents"
+        )
     print(f"  json:     {json_path}")
     print(f"  markdown: {markdown_path}")
     return EXIT_OK

@@ -1591,6 +1591,7 @@ class RulesJudge(JudgeBase):
             prompt_version=None,
             prompt_sha256=None,
             caveat=MEASURED_AGREEMENT,
+            kind="keyword",
         )
 
     @property

@@ -88,6 +88,7 @@ def _meta(ev: Evaluation) -> dict[str, Any]:
         "prompt_version": ev.judge.prompt_version,
         "prompt_sha256": ev.judge.prompt_sha256,
         "judge_caveat": ev.judge.caveat,
+        "judge_kind": ev.judge.kind,
         "evalkit_version": ev.evalkit_version,
         "inputs": dict(ev.inputs),
         "usage": {

@@ -20,6 +20,7 @@ when the item it should have landed on had points to lose.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +56,10 @@ __all__ = [
     "ExpectedPenalty",
     "Robustness",
     "apply_attack",
+    "clean_pair_id",
     "compare",
     "load_corpus",
+    "part_of",
     "measure",
     "warnings_of",
 ]
@@ -230,6 +233,27 @@ def _clean_document(kind: SourceName, path: Path) -> Document:
     return Document(kind=kind, path=str(path), text=text.replace("\r\n", "\n"))
 
 
+SPLIT_FILE = "split.json"
+
+
+def part_of(corpus: Corpus, part: str) -> tuple[Attack, ...]:
+    """The attacks of ``part`` (``tune``, ``holdout``) of the corpus's split file, or all."""
+    if part == "all":
+        return corpus.attacks
+    path = Path(corpus.path) / SPLIT_FILE
+    try:
+        split = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EvalkitError(f"cannot read the corpus's split file: {exc}", path=path) from exc
+    chosen = split.get(part) if isinstance(split, dict) else None
+    if not isinstance(chosen, list):
+        raise EvalkitError(f"the split file has no list {part!r}", path=path)
+    unknown = sorted(set(chosen) - {attack.id for attack in corpus.attacks})
+    if unknown:
+        raise EvalkitError(f"the split file names unknown attacks: {unknown[0]}", path=path)
+    return tuple(attack for attack in corpus.attacks if attack.id in set(chosen))
+
+
 def load_corpus(folder: str | Path, load_range: Callable[[str], Range]) -> Corpus:
     """Read and check every attack of ``folder``; ``load_range`` gives a range by its id.
 
@@ -385,6 +409,15 @@ class AttackResult:
     def inflated(self) -> bool:
         return self.detection.inflation_points > 0 or self.plan.inflation_points > 0
 
+    @property
+    def points_gained(self) -> int:
+        """Points the attack bought: its positive inflation on either dimension, summed.
+
+        A dimension the attack lowered does not offset one it raised: the two are never
+        merged, and a loss on one is no excuse for a gain on the other.
+        """
+        return max(0, self.detection.inflation_points) + max(0, self.plan.inflation_points)
+
     def shift(self, dimension: Dimension) -> DimensionShift:
         return self.detection if dimension == "detection" else self.plan
 
@@ -406,6 +439,7 @@ class AttackResult:
             "detection": self.detection.as_dict(),
             "plan": self.plan.as_dict(),
             "inflated": self.inflated,
+            "points_gained": self.points_gained,
             "flagged": self.flagged,
             "warnings": list(self.warnings),
             "penalty_raised": self.penalty_raised,
@@ -501,6 +535,12 @@ class Robustness:
                 dimension: max((r.shift(dimension).inflation_points for r in results), default=0)
                 for dimension in _DIMENSIONS
             },
+            "points_gained_total": sum(r.points_gained for r in results),
+            "points_gained_mean": (
+                round(sum(r.points_gained for r in results) / len(results), 2) if results else None
+            ),
+            "points_gained_max": max((r.points_gained for r in results), default=0),
+            "skipped": len(self.notes),
             "complete": all(r.complete for r in results),
         }
 
@@ -520,37 +560,68 @@ class Robustness:
                 for range_id, evaluation in sorted(self.clean.items())
             },
             "attacks": [result.as_dict() for result in self.results],
+            "notes": list(self.notes),
         }
+
+
+def clean_pair_id(range_id: str) -> str:
+    """The name a clean pair goes by where verdicts are kept per pair (``clean-<range>``)."""
+    return f"clean-{range_id}"
 
 
 def measure(
     corpus: Corpus,
-    judge: Judge,
+    judge: Judge | Callable[[str], Judge | None],
     *,
     attacks: Iterable[Attack] | None = None,
     on_attack_done: Callable[[AttackResult], None] | None = None,
     timestamp: str = "",
 ) -> Robustness:
-    """Evaluate each clean pair once and each attacked pair, and compare them."""
+    """Evaluate each clean pair once and each attacked pair, and compare them.
+
+    ``judge`` is one judge for every pair, or a function giving the judge of a pair by
+    its id (an attack's id, or :func:`clean_pair_id`) or None when the pair has none:
+    recorded verdicts, one file per pair. An attack without a judge, or whose clean
+    pair has none, is skipped and listed in ``notes``.
+    """
     chosen = tuple(corpus.attacks if attacks is None else attacks)
-    clean = {
-        range_id: evaluate(corpus.ranges[range_id], clean_submission(corpus, range_id), judge)
-        for range_id in sorted({attack.range_id for attack in chosen})
-    }
+
+    def judge_of(pair_id: str) -> Judge | None:
+        return judge(pair_id) if callable(judge) and not isinstance(judge, Judge) else judge
+
+    clean: dict[str, Evaluation] = {}
+    info = None
+    for range_id in sorted({attack.range_id for attack in chosen}):
+        clean_judge = judge_of(clean_pair_id(range_id))
+        if clean_judge is not None:
+            info = info or clean_judge.info
+            clean[range_id] = evaluate(
+                corpus.ranges[range_id], clean_submission(corpus, range_id), clean_judge
+            )
     results = []
+    notes: list[str] = []
     for attack in chosen:
-        attacked = evaluate(corpus.ranges[attack.range_id], apply_attack(corpus, attack), judge)
+        attack_judge = judge_of(attack.id)
+        if attack_judge is None or attack.range_id not in clean:
+            missing = attack.id if attack_judge is None else clean_pair_id(attack.range_id)
+            notes.append(f"{attack.id}: skipped (no judge for {missing})")
+            continue
+        info = info or attack_judge.info
+        attacked = evaluate(
+            corpus.ranges[attack.range_id], apply_attack(corpus, attack), attack_judge
+        )
         result = compare(attack, clean[attack.range_id], attacked)
         results.append(result)
         if on_attack_done is not None:
             on_attack_done(result)
     return Robustness(
         corpus=corpus.path,
-        judge=judge.info.name,
-        evaluator_model=judge.info.evaluator_model,
+        judge=info.name if info is not None else "none",
+        evaluator_model=info.evaluator_model if info is not None else "",
         clean=clean,
         results=tuple(results),
         timestamp=timestamp,
+        notes=tuple(notes),
     )
 
 
@@ -559,6 +630,10 @@ def measure(
 
 def _signed(value: int) -> str:
     return f"{value:+d}"
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def _shift_cell(shift: DimensionShift) -> str:
@@ -601,7 +676,11 @@ def to_markdown(robustness: Robustness) -> str:
         f" of {summary['penalty_attacks']}",
         f"- largest inflation: detection {_signed(summary['max_inflation_points']['detection'])},"
         f" plan {_signed(summary['max_inflation_points']['plan'])} points",
+        f"- points gained per attack (positive inflation, both dimensions): mean"
+        f" {_number(summary['points_gained_mean'])}, worst {summary['points_gained_max']},"
+        f" total {summary['points_gained_total']}",
     ]
+    lines += [f"- {note}" for note in robustness.notes]
     if not summary["complete"]:
         lines.append("- INCOMPLETE: some items errored; their attacks are marked below")
     lines += ["", "## Clean scores", "", "| range | detection | plan |", "|---|---|---|"]
@@ -614,8 +693,8 @@ def to_markdown(robustness: Robustness) -> str:
         "",
         "## Attacks",
         "",
-        "| attack | family | range | Δdetection | Δplan | flagged | penalty raised |",
-        "|---|---|---|---|---|---|---|",
+        "| attack | family | range | Δdetection | Δplan | gained | flagged | penalty raised |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for result in robustness.results:
         attack = result.attack
@@ -623,6 +702,7 @@ def to_markdown(robustness: Robustness) -> str:
         lines.append(
             f"| {_escape_cell(name)} | {_escape_cell(attack.family)} | {attack.range_id}"
             f" | {_shift_cell(result.detection)} | {_shift_cell(result.plan)}"
+            f" | {result.points_gained}"
             f" | {_yes_no(result.flagged, required=attack.instruction)}"
             f" | {_yes_no(result.penalty_raised)} |"
         )
