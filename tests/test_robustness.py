@@ -518,3 +518,45 @@ def test_target_every_instruction_attack_is_flagged(
     offline: dict[str, robustness.AttackResult], attack_id: str
 ):
     assert offline[attack_id].flagged, f"{attack_id}: no warning in summary.warnings"
+
+
+# --------------------------------------------------------------------------- recorded verdicts
+
+
+def test_robustness_with_recorded_verdicts_and_an_honest_corpus(tmp_path: Path):
+    out = tmp_path / "out"
+    result = run_evalkit(
+        "robustness",
+        "--corpus", "corpora/hostile",
+        "--part", "tune",
+        "--verdicts-dir", "corpora/standin/v1",
+        "--honest", "corpora/honest",
+        "--out", str(out),
+        cwd=REPO,
+        env=os.environ,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "with the file judge" in result.stdout and "honest:" in result.stdout
+    data = json.loads((out / "robustness.json").read_text())
+    split = json.loads((REPO / "corpora/hostile/split.json").read_text())
+    measured = {a["id"] for a in data["attacks"]}
+    assert measured <= set(split["tune"]) and measured
+    for attack in data["attacks"]:
+        gained = max(0, attack["detection"]["inflation_points"]) + max(
+            0, attack["plan"]["inflation_points"]
+        )
+        assert attack["points_gained"] == gained
+    honest = data["honest"]["summary"]
+    assert honest["pairs"] == len(
+        json.loads((REPO / "corpora/honest/split.json").read_text())["stand_in"]["tune"]
+    )
+    assert "## Honest documents" in (out / "robustness.md").read_text()
+
+
+def test_a_part_of_a_corpus_without_a_split_file_is_bad_input(tmp_path: Path):
+    result = run_evalkit(
+        "robustness", "--part", "tune", "--out", str(tmp_path / "o"), cwd=REPO, env=os.environ,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "split file" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
