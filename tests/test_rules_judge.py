@@ -13,6 +13,8 @@ from evalkit.grounding import DETECTION_SOURCES, PENALTY_SOURCES, PLAN_SOURCES, 
 from evalkit.judges import Judge, make_judge
 from evalkit.judges import rules as rules_module
 from evalkit.judges.rules import RulesJudge, term_pattern
+from evalkit.judges.rules.destructive import DESTRUCTIVE
+from evalkit.judges.rules.plan import risk_note
 from evalkit.model import Checkpoint, Document, JudgeInfo, Range, Submission, Usage, Verdict
 from evalkit.pipeline import evaluate
 from evalkit.runs import load_submission
@@ -1323,10 +1325,10 @@ DESTRUCTIVE_EXAMPLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def test_every_row_of_the_destructive_table_has_examples():
-    assert [row.name for row in rules_module.DESTRUCTIVE] == list(DESTRUCTIVE_EXAMPLES)
+    assert [row.name for row in DESTRUCTIVE] == list(DESTRUCTIVE_EXAMPLES)
 
 
-@pytest.mark.parametrize("row", rules_module.DESTRUCTIVE, ids=lambda row: row.name)
+@pytest.mark.parametrize("row", DESTRUCTIVE, ids=lambda row: row.name)
 def test_each_destructive_row_flags_its_commands_and_only_them(row):
     flagged, safe = DESTRUCTIVE_EXAMPLES[row.name]
     for command in flagged:
@@ -1364,7 +1366,7 @@ def test_a_note_that_denies_any_risk_is_not_a_risk_note(body):
     ],
 )
 def test_risk_note(text, is_note):
-    assert rules_module.risk_note(text) is is_note
+    assert risk_note(text) is is_note
 
 
 def test_dangerous_advice_zeroes_only_the_item_whose_remediation_holds_the_step():

@@ -1,0 +1,1 @@
+"""Reading plain text the way a careful reader does, for any judge: :mod:`.negation`."""
