@@ -1,11 +1,19 @@
-"""Negation, supposition, advice against and floated steps (evalkit/text/negation.py), as
-the rules judge applies them."""
+"""Negation, supposition, advice against and floated steps (evalkit/text/negation.py):
+as the rules judge applies them, and read directly."""
 
 from __future__ import annotations
 
 import pytest
 
 from evalkit.model import Checkpoint
+from evalkit.text.negation import (
+    advised_against_at,
+    clause_ends,
+    denied_at,
+    hedged_at,
+    negated_at,
+    supposed_at,
+)
 from tests.rules_cases import det, judge, make_range, one, pln, submission
 
 # --------------------------------------------------------------------------- findings, judged
@@ -134,3 +142,87 @@ def test_a_step_only_floated_is_not_counted_for_correctness():
     planned = "# Plan\n\n## Miner\n\nkill kworkerd and rm it.\n"
     assert pln(one("kworkerd", hedged), "correctness") == 0
     assert pln(one("kworkerd", planned), "correctness") == 1
+
+
+# --------------------------------------------------------------------------- read directly
+
+
+def mention(sentence: str, word: str) -> tuple[str, int, int]:
+    """``sentence`` and the offsets of the first ``word`` in it, as the predicates take them."""
+    start = sentence.index(word)
+    return sentence, start, start + len(word)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "negated"),
+    [
+        ("No kworkerd process was found.", True),
+        ("We did not see kworkerd running.", True),
+        ("There is no evidence that the attacker started kworkerd.", True),
+        ("Earlier reports of kworkerd were ruled out.", True),
+        ("No xmrig, kworkerd or cron entries were found.", True),
+        ("kworkerd was started without a terminal.", False),
+        ("No shell history survived, but kworkerd runs.", False),
+        ("Nothing in the logs or on disk explains kworkerd.", False),
+        ("There was no xmrig, kworkerd was running from /tmp.", False),
+    ],
+)
+def test_negated_at_reads_the_clause_around_the_mention(sentence, negated):
+    text, start, end = mention(sentence, "kworkerd")
+    assert negated_at(text, start, end) is negated
+    # The breaks found once for a text read the same as those found per call.
+    assert negated_at(text, start, end, clause_ends(text)) is negated
+
+
+@pytest.mark.parametrize(
+    ("sentence", "denied"),
+    [
+        ("kworkerd is not present.", True),
+        ("kworkerd was ruled out.", True),
+        ("A cron entry, a dropper, kworkerd and xmrig were not found.", True),
+        ("If we had looked we might have found kworkerd.", True),
+        ("No kworkerd process was found.", False),  # a negation before it is not a denial
+        ("kworkerd was running, and auditd is not present.", False),
+    ],
+)
+def test_denied_at_reads_after_the_mention_or_a_supposition(sentence, denied):
+    assert denied_at(*mention(sentence, "kworkerd")) is denied
+
+
+@pytest.mark.parametrize(
+    ("sentence", "supposed"),
+    [
+        ("If we had looked we might have found kworkerd.", True),
+        ("Hypothetically kworkerd could run.", True),
+        ("kworkerd runs. If we had looked, more would show.", False),  # another clause
+        ("kworkerd runs from /var/tmp.", False),
+    ],
+)
+def test_supposed_at_reads_the_mentions_clause(sentence, supposed):
+    assert supposed_at(*mention(sentence, "kworkerd")) is supposed
+
+
+@pytest.mark.parametrize(
+    ("sentence", "against"),
+    [
+        ("Do not kill kworkerd yet.", True),
+        ("Never kill the miner before imaging.", True),
+        ("Avoid kill -9 here.", True),
+        ("Don't wait: kill kworkerd now.", False),  # the advice stops at the colon
+        ("kill kworkerd now.", False),
+    ],
+)
+def test_advised_against_at(sentence, against):
+    assert advised_against_at(*mention(sentence, "kill")) is against
+
+
+@pytest.mark.parametrize(
+    ("sentence", "hedged"),
+    [
+        ("Consider whether to kill kworkerd later.", True),
+        ("Maybe kill kworkerd.", True),
+        ("kill kworkerd and rm it.", False),
+    ],
+)
+def test_hedged_at(sentence, hedged):
+    assert hedged_at(*mention(sentence, "kill")) is hedged
