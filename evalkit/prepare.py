@@ -22,8 +22,8 @@ from pathlib import Path
 from .checklist import CHECKLIST_FILENAME, load_range
 from .fileio import check_no_symlinks, confined, is_outside, make_folder
 from .judges import Judge, make_judge
+from .judges.file import FileJudge
 from .model import Range, Submission
-from .replay import recorded_judge
 from .runplan import RunPlan
 from .runs import load_submission
 
@@ -54,7 +54,7 @@ def build_judge(plan: RunPlan) -> Judge:
     """The judge ``plan`` names, with its settings; or, when the plan replays a recorded
     evaluation, the recorded verdicts under that judge's identity."""
     if plan.replay_from is not None:
-        return recorded_judge(plan.replay_from)
+        return FileJudge.from_record(plan.replay_from)
     return make_judge(plan.judge, **dict(plan.judge_settings))
 
 
