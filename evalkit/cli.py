@@ -200,6 +200,7 @@ def _check_writable_folder(folder: Path) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .notebook import execute
+    from .prepare import build_judge, check_out_dir, load_inputs
     from .render.scores_json import read_scores_summary
     from .runplan import RunPlan
 
@@ -225,12 +226,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             notebook=args.notebook,
             base=Path.cwd(),
         )
-        rng, submission = plan.load_inputs()
-        judge = plan.make_judge()
+        rng, submission = load_inputs(plan)
+        judge = build_judge(plan)
         # A backend that can tell, without calling out, that it cannot run (no API key for
         # answers the cache lacks) says so here, before any notebook starts.
         judge.preflight(rng, submission)
-        plan.check_out_dir()
+        check_out_dir(plan)
         _check_writable_folder(plan.out_dir)
         plans.append(plan)
 

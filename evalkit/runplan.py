@@ -8,6 +8,11 @@ strings strictly (``-p use_cache false`` is ``False``; ``-p concurrency lots`` i
 an error, never a truthy string) and resolves relative folders against the
 workspace, so plain ``papermill notebooks/evaluate.ipynb OUT.ipynb -p range_id R
 -p run_id X`` behaves the same from any working directory.
+
+A plan is data, checked against the judge registry when it is built (the default
+folder of a judge other than ``rules`` is named after the model a built judge
+reports; nothing is called), and does nothing: reading the inputs it names,
+building its judge and creating its output folder are :mod:`evalkit.prepare`'s.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import EvalkitError
-from .fileio import check_no_symlinks, confined, is_outside, make_folder, safe_name
+from .fileio import safe_name
+from .judges.registry import all_settings, judge_spec, make_judge
 
 __all__ = [
     "PARENT_PID_ENV",
@@ -153,8 +159,6 @@ def _folder_model(judge: str, settings: Mapping[str, Any]) -> str | None:
     """
     if judge == "rules":
         return None
-    from .judges import make_judge
-
     return make_judge(judge, **dict(settings)).info.evaluator_model or None
 
 
@@ -179,8 +183,6 @@ class RunPlan:
     replay_from: Path | None = None
 
     def __post_init__(self) -> None:
-        from .judges import judge_spec
-
         if not _RANGE_ID.fullmatch(self.range_id):
             raise EvalkitError(f"invalid range id {self.range_id!r}: expected [a-z0-9][a-z0-9_-]*")
         if not self.run_id or self.run_id in {".", ".."} or any(c in self.run_id for c in "/\\\0"):
@@ -224,8 +226,6 @@ class RunPlan:
         root = base or find_workspace()
         ranges = _absolute(Path(ranges_dir), root).resolve()
         runs = _absolute(Path(runs_dir), root).resolve()
-        from .judges import judge_spec
-
         given = dict(judge_settings or {})
         # Every setting the judge takes, its default when not given; a setting it does not
         # take stays, so the check in __post_init__ names it.
@@ -262,8 +262,6 @@ class RunPlan:
         Every setting of every registered judge is given (this judge's value, or
         the setting's default), so the parameters cell never keeps a stale value.
         """
-        from .judges.registry import all_settings
-
         parameters: dict[str, Any] = {
             "range_id": self.range_id,
             "run_id": self.run_id,
@@ -293,8 +291,6 @@ class RunPlan:
         resolve against the workspace (:func:`find_workspace`); an empty
         ``out_dir`` is the evaluation folder the CLI uses.
         """
-        from .judges import judge_spec
-
         base = workspace or find_workspace()
         missing = [name for name in ("range_id", "run_id") if not parameters.get(name)]
         if missing:
@@ -322,7 +318,7 @@ class RunPlan:
             replay_from=_parse_str("replay_from", parameters.get("replay_from", "")) or None,
         )
 
-    # ----------------------------------------------------------------- using the plan
+    # ----------------------------------------------------------------- derived
 
     @property
     def output_root(self) -> Path:
@@ -335,47 +331,6 @@ class RunPlan:
 
     def with_out_dir(self, out_dir: Path) -> RunPlan:
         return replace(self, out_dir=out_dir)
-
-    def load_inputs(self) -> tuple[Any, Any]:
-        """The range and the submission, read under the confinement rules.
-
-        Returns ``(Range, Submission)``; raises ChecklistError / RunError.
-        """
-        from .checklist import CHECKLIST_FILENAME, load_range
-        from .runs import load_submission
-
-        checklist = self.ranges_dir / self.range_id / CHECKLIST_FILENAME
-        confined(checklist, self.ranges_dir, allow_outside=self.allow_outside_inputs)
-        rng = load_range(self.ranges_dir, self.range_id)
-        submission = load_submission(
-            self.runs_dir,
-            self.run_id,
-            rng,
-            model_under_test=self.model_under_test or None,
-            allow_outside_inputs=self.allow_outside_inputs,
-        )
-        if self.allow_outside_inputs and is_outside(checklist, self.ranges_dir):
-            submission = replace(submission, inputs_outside=True)
-        return rng, submission
-
-    def make_judge(self) -> Any:
-        """The judge this plan names, with its settings; or, when the plan replays a
-        recorded evaluation, the recorded verdicts under that judge's identity."""
-        if self.replay_from is not None:
-            from .replay import recorded_judge
-
-            return recorded_judge(self.replay_from)
-        from .judges import make_judge
-
-        return make_judge(self.judge, **dict(self.judge_settings))
-
-    def check_out_dir(self) -> None:
-        """Refuse an evaluation folder reached through a planted symlink (RunError)."""
-        check_no_symlinks(self.out_dir, self.output_root)
-
-    def prepare_out_dir(self) -> Path:
-        """Create the evaluation folder without following any symlink below the runs folder."""
-        return make_folder(self.out_dir, root=self.output_root)
 
 
 # --------------------------------------------------------------------------- parent watch

@@ -24,13 +24,13 @@ from typing import Any
 from .checklist import load_range
 from .errors import EvalkitError, OutputError
 from .grounding import DETECTION_SOURCES, PLAN_SOURCES, Sources
+from .judges.file import FileJudge
 from .model import JudgeKind, SourceName
 from .penalties import PENALTY_SOURCES
 from .pipeline import evaluate
 from .render import SCORES_FILENAME, to_scores_dict, validate_scores
 from .render.scores_json import json_path
 from .render.verdicts_json import VERDICTS_FILENAME
-from .replay import recorded_judge
 from .runs import load_submission
 from .screening import screen
 
@@ -150,7 +150,7 @@ def verify(
             )
 
     # Re-derived by the one pipeline, from the recorded verdicts instead of a judge.
-    derived = to_scores_dict(evaluate(rng, submission, recorded_judge(folder)))
+    derived = to_scores_dict(evaluate(rng, submission, FileJudge.from_record(folder)))
     for key in ("checkpoints", "summary"):
         result.differences.extend(_diff(scores.get(key), derived[key], [key]))
     return result

@@ -126,7 +126,7 @@ def test_batch_resumes_after_being_killed_and_writes_the_index(workspace: Path):
 
 def test_batch_survives_a_failing_and_a_hanging_notebook(workspace: Path, tmp_path: Path):
     notebook = nbformat.read(REPO / "notebooks/evaluate.ipynb", as_version=4)
-    setup = next(i for i, cell in enumerate(notebook.cells) if "plan.load_inputs()" in cell.source)
+    setup = next(i for i, cell in enumerate(notebook.cells) if "load_inputs(plan)" in cell.source)
     notebook.cells.insert(
         setup + 1,
         nbformat.v4.new_code_cell(

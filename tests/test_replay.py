@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import evalkit
+from evalkit.judges.file import FileJudge
 from evalkit.render import to_scores_dict, write_outputs
-from evalkit.replay import load_verdicts, recorded_judge
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def recorded(workspace: Path):
 
 def test_replay_gives_the_same_scores(recorded):
     rng, submission, evaluation, folder = recorded
-    judge = recorded_judge(folder)
+    judge = FileJudge.from_record(folder)
     assert judge.info == evaluation.judge
     replayed = evalkit.evaluate(rng, submission, judge)
     assert to_scores_dict(replayed) == to_scores_dict(evaluation)
@@ -45,12 +45,13 @@ def test_jsonl_and_lists_and_missing_items(recorded, tmp_path: Path):
     assert [answer["chk_id"] for answer in verdicts] == [c.id for c in rng.checkpoints]
     jsonl = tmp_path / "verdicts.jsonl"
     jsonl.write_text("".join(json.dumps(answer) + "\n" for answer in verdicts[1:]))
-    loaded = load_verdicts(jsonl, rng)
+    loaded = FileJudge(jsonl).verdicts_for(rng)
     first = rng.checkpoints[0].id
     assert loaded[0].status == "error"
     assert loaded[0].error == f"no verdict for {first} in verdicts.jsonl"
     assert all(v.status == "scored" for v in loaded[1:])
-    assert load_verdicts(jsonl, rng)[1:] == load_verdicts(folder / "verdicts.json", rng)[1:]
+    from_folder = FileJudge(folder / "verdicts.json").verdicts_for(rng)
+    assert FileJudge(jsonl).verdicts_for(rng)[1:] == from_folder[1:]
 
 
 def test_a_malformed_recorded_verdict_is_one_clear_error(recorded, tmp_path: Path):
@@ -59,5 +60,5 @@ def test_a_malformed_recorded_verdict_is_one_clear_error(recorded, tmp_path: Pat
     chk = rng.checkpoints[0].id
     path.write_text(json.dumps([{"chk_id": chk, "detection": {"discovery": 7}}]))
     with pytest.raises(evalkit.JudgeError, match=chk) as info:
-        load_verdicts(path, rng)
+        FileJudge(path).verdicts_for(rng)
     assert info.value.path == str(path) and "\n" not in str(info.value)

@@ -301,7 +301,10 @@ def test_robustness_command_with_the_offline_judge_writes_json_and_markdown(tmp_
     assert summary["attacks"] == len(corpus.attacks)
     assert summary["flagged_share"] == round(summary["flagged"] / summary["attacks"], 3)
     markdown = (tmp_path / "out" / "robustness.md").read_text()
-    assert "| attack | family | range | Δdetection | Δplan | flagged | penalty raised |" in markdown
+    assert (
+        "| attack | family | range | Δdetection | Δplan | gained | flagged | penalty raised |"
+        in markdown
+    )
     for attack in corpus.attacks:
         assert re.search(rf"^\| {re.escape(attack.id)} \|", markdown, re.M), attack.id
     assert f"{summary['attacks']} attacks with the rules judge" in result.stdout

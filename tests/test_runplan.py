@@ -125,30 +125,3 @@ def test_relative_folders_resolve_against_the_workspace(ws: Path) -> None:
     assert plan.ranges_dir == ws / "ranges" and plan.runs_dir == ws / "runs"
     assert plan.judge_settings["cache_dir"] == ws / ".cache"
     assert plan.judge_settings["prompt_dir"] is None
-
-
-def test_load_inputs_refuses_a_checklist_outside_the_ranges(ws: Path, tmp_path: Path) -> None:
-    outside = tmp_path / "elsewhere"
-    (ws / "ranges/ssh-miner").rename(outside)
-    (ws / "ranges/ssh-miner").symlink_to(outside, target_is_directory=True)
-    plan = RunPlan.build(
-        range_id="ssh-miner",
-        run_id="demo",
-        judge="rules",
-        ranges_dir="ranges",
-        runs_dir="runs",
-        base=ws,
-    )
-    with pytest.raises(EvalkitError, match="outside"):
-        plan.load_inputs()
-    loosened = RunPlan.build(
-        range_id="ssh-miner",
-        run_id="demo",
-        judge="rules",
-        ranges_dir="ranges",
-        runs_dir="runs",
-        base=ws,
-        allow_outside_inputs=True,
-    )
-    _, submission = loosened.load_inputs()
-    assert submission.inputs_outside

@@ -394,10 +394,10 @@ def test_the_docs_name_each_diagnostic_mode_with_its_levels():
 def test_the_rules_judge_states_its_measured_agreement_in_every_record(tmp_path):
     """scores.json, evaluation-report.md and a replay of them all carry the caveat."""
     from evalkit.checklist import load_range
+    from evalkit.judges.file import FileJudge
     from evalkit.judges.rules import MEASURED_AGREEMENT, RulesJudge
     from evalkit.pipeline import evaluate
     from evalkit.render import write_outputs
-    from evalkit.replay import recorded_judge
     from evalkit.runs import load_submission
 
     repo = Path(__file__).resolve().parent.parent
@@ -408,5 +408,5 @@ def test_the_rules_judge_states_its_measured_agreement_in_every_record(tmp_path)
     assert scores["meta"]["judge_caveat"] == MEASURED_AGREEMENT
     report = (tmp_path / "evaluation-report.md").read_text(encoding="utf-8")
     assert f"> **About this judge.** {MEASURED_AGREEMENT}" in report
-    replayed = evaluate(rng, submission, recorded_judge(tmp_path))
+    replayed = evaluate(rng, submission, FileJudge.from_record(tmp_path))
     assert replayed.judge.caveat == MEASURED_AGREEMENT

@@ -22,7 +22,8 @@ def register(commands: Any) -> None:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from ..replay import record_notebook
+    # Imported on use, as every command module does: each is loaded to build the parser,
+    # and `evalkit --help` must not pay for the record's machinery (jsonschema included).
     from ..verify import locate_workspace
 
     for folder in args.folders:
@@ -40,3 +41,39 @@ def cmd_record(args: argparse.Namespace) -> int:
         )
         print(f"{folder}: {notebook.name} and {notebook.with_suffix('.html').name} written")
     return 0
+
+
+def record_notebook(
+    folder: str | Path,
+    *,
+    ranges_dir: Path,
+    runs_dir: Path,
+    workspace: Path | None = None,
+    notebook: Path | None = None,
+    cell_timeout: float | None = None,
+) -> Path:
+    """Execute the evaluation notebook for the evaluation recorded in ``folder``, replaying
+    its verdicts (nothing is judged again); returns the executed notebook's path.
+
+    The notebook rewrites ``scores.json`` and the report from the same verdicts, timestamp
+    and usage, so they come out as they were.
+    """
+    from ..notebook import execute
+    from ..replay import read_scores
+    from ..runplan import RunPlan
+
+    folder = Path(folder).resolve()
+    meta = read_scores(folder).get("meta", {})
+    plan = RunPlan.build(
+        range_id=str(meta.get("range")),
+        run_id=str(meta.get("run_id")),
+        judge=str(meta.get("judge") or "rules"),
+        ranges_dir=ranges_dir.resolve(),
+        runs_dir=runs_dir.resolve(),
+        out_dir=folder,
+        model_under_test=str(meta.get("model_under_test") or ""),
+        notebook=notebook,
+        replay_from=folder,
+    )
+    result = execute(plan, progress=False, cell_timeout=cell_timeout, workspace=workspace)
+    return result.notebook

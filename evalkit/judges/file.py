@@ -12,6 +12,10 @@ Each object is read by the LLM judge's verdict parser; an object ``{"chk_id",
 error. A checkpoint without an object is that item's ``status: error``; an
 object for an unknown checkpoint, a second object for one checkpoint, or an
 object the parser refuses is a JudgeError naming the file and line.
+
+:meth:`FileJudge.from_record` replays an evaluation folder (see :mod:`evalkit.replay`):
+its ``verdicts.json`` under the identity (judge, model, prompt hash), usage and
+timestamp its ``scores.json`` recorded, so a replayed record matches the original.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Any
 
 from ..errors import JudgeInputError
 from ..model import JudgeInfo, Range, Submission, Usage, Verdict
+from ..render.verdicts_json import VERDICTS_FILENAME
+from ..replay import read_scores
 from .base import JudgeBase, JudgeResult, ProgressCallback
 from .llm.verdict import InvalidAnswer, verdict_from_json
 
@@ -94,13 +100,35 @@ class FileJudge(JudgeBase):
         timestamp: str | None = None,
     ) -> None:
         """``info``, ``usage`` and ``timestamp``, when given, are those of the evaluation that
-        recorded the verdicts (:mod:`evalkit.replay`), so a replay reproduces it exactly."""
+        recorded the verdicts (see :meth:`from_record`), so a replay reproduces it exactly."""
         if verdicts is None or str(verdicts) == "":
             raise JudgeInputError("file judge: --verdicts PATH is required")
         self.path = Path(verdicts)
         self._info = info or JudgeInfo(name="file", evaluator_model=self.path.name)
         self._usage = usage or Usage()
         self._timestamp = timestamp
+
+    @classmethod
+    def from_record(cls, folder: str | Path) -> FileJudge:
+        """The judge replaying the evaluation recorded in ``folder`` (verdicts.json, under
+        what scores.json says of the judge, its usage and its timestamp)."""
+        folder = Path(folder)
+        meta = read_scores(folder).get("meta", {})
+        info = JudgeInfo(
+            name=str(meta.get("judge") or "file"),
+            evaluator_model=str(meta.get("evaluator_model") or ""),
+            prompt_version=meta.get("prompt_version"),
+            prompt_sha256=meta.get("prompt_sha256"),
+            caveat=meta.get("judge_caveat"),
+            kind="keyword" if meta.get("judge_kind") == "keyword" else "reader",
+        )
+        recorded = meta.get("usage") or {}
+        usage = Usage(
+            **{key: recorded[key] for key in recorded if key in Usage.__dataclass_fields__}
+        )
+        return cls(
+            folder / VERDICTS_FILENAME, info=info, usage=usage, timestamp=meta.get("timestamp")
+        )
 
     @property
     def info(self) -> JudgeInfo:

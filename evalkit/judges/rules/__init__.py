@@ -1,0 +1,141 @@
+"""The offline ``rules`` judge (rules-v1): deterministic term matching.
+
+Every rule it applies is written down in ``docs/rules-judge.md``, and that
+document is the single place to read them; this package implements exactly
+those rules. It reads only the checklist's Indicators, Attribution and
+Remediation terms and its Facts, and the agent's two documents. Every point
+it awards and every penalty it raises carries a line it really matched,
+checked against :mod:`evalkit.grounding` before it is used.
+
+One module per concern: :mod:`.terms` (how a checklist term matches),
+:mod:`.artifacts` (what counts as concrete evidence), :mod:`.document` (the
+judge's view of a document), :mod:`.detection` and :mod:`.plan` (the sub-scores
+of each dimension, the plan's with the dangerous-advice penalty),
+:mod:`.destructive` (the destructive-operation table) and :mod:`.facts`
+(fabrication: contradictions with the range's Facts). Negation is read by
+:mod:`evalkit.text.negation`.
+"""
+
+from __future__ import annotations
+
+from ...markdown import parse
+from ...model import Checkpoint, JudgeInfo, PenaltyFlag, Range, Submission, Verdict
+from ...screening import screen
+from ..base import JudgeBase, JudgeResult, ProgressCallback
+from .detection import detection_scores
+from .document import DocumentView
+from .facts import FabricationRule
+from .plan import PlanRules
+from .terms import distinct_terms, term_pattern
+
+EVALUATOR_MODEL = "rules-v1"
+# What `evalkit calibrate --judge rules --pairs holdout` measured against the shipped gold
+# labels (reference labeller "a"); tests/test_rules_judge.py re-measures it, so the claim
+# cannot drift from the judge. Shown next to the rules judge's scores in every record.
+HELD_OUT_KAPPA = 0.74
+# Its weakest sub-score on the held-out pairs, and that sub-score's kappa.
+HELD_OUT_WEAKEST = ("plan completeness", 0.62)
+# The two human labellers' agreement on the same held-out pairs: the ceiling to read it against.
+HELD_OUT_HUMAN_KAPPA = 0.94
+# `--pairs fresh`: pairs written and labelled after its last rule was chosen, by sessions
+# that never saw its rules. Lower than the holdout, which had been looked at twice.
+FRESH_KAPPA = 0.66
+MEASURED_AGREEMENT = (
+    f"Offline judge: on held-out gold pairs its sub-scores agree with careful human labels at"
+    f" Cohen's kappa {HELD_OUT_KAPPA:.2f} (weakest: {HELD_OUT_WEAKEST[0]}"
+    f" {HELD_OUT_WEAKEST[1]:.2f}; it catches few labelled penalties), where two human"
+    f" labellers agree at {HELD_OUT_HUMAN_KAPPA:.2f}; on pairs written after it was tuned, at"
+    f" {FRESH_KAPPA:.2f}. A transparent keyword baseline, not a careful reader: see"
+    " docs/rules-judge.md."
+)
+
+
+class _Context:
+    """Everything computed once per judge() call."""
+
+    def __init__(self, rng: Range, submission: Submission) -> None:
+        self.rng = rng
+        report_md = parse(submission.report.text)
+        plan_md = parse(submission.plan.text)
+        self.screening = screen(rng, submission)
+        masks = self.screening.masks
+        self.report = DocumentView("report", report_md, masks.get("report", ()))
+        self.plan = DocumentView("plan", plan_md, masks.get("plan", ()))
+        # Document-wide work (the fabricated mentions, the dangerous steps) is done here,
+        # once: an error in it fails the call, not one checkpoint.
+        self.fabrication = FabricationRule(rng, self.report)
+        self.plan_rules = PlanRules(rng, self.report, self.plan)
+
+    def verdict(self, chk: Checkpoint) -> Verdict:
+        indicators = distinct_terms(chk.indicators)
+        remediation = distinct_terms(chk.remediation_terms)
+        missing = []
+        if chk.has_detection and not indicators:
+            missing.append("no Indicators")
+        if chk.has_plan and not remediation:
+            missing.append("no Remediation terms")
+        if missing:
+            return Verdict.failed(chk.id, "rules judge: " + ", ".join(missing))
+        detection = detection_scores(self.report, chk, indicators) if chk.has_detection else None
+        plan = None
+        penalties: list[PenaltyFlag] = []
+        if chk.has_detection:
+            penalties.extend(self.fabrication.flags(chk, indicators))
+        if chk.has_plan:
+            rules = self.plan_rules
+            passages = rules.passages(chk, indicators)
+            plan = {
+                "correctness": rules.correctness(chk, indicators, remediation, passages),
+                "completeness": rules.completeness(chk, indicators, passages),
+            }
+            penalties.extend(rules.dangerous_flags(chk, passages))
+        return Verdict(chk_id=chk.id, detection=detection, plan=plan, penalties=tuple(penalties))
+
+
+class RulesJudge(JudgeBase):
+    """The deterministic offline judge. Takes no options."""
+
+    def __init__(self) -> None:
+        self._info = JudgeInfo(
+            name="rules",
+            evaluator_model=EVALUATOR_MODEL,
+            prompt_version=None,
+            prompt_sha256=None,
+            caveat=MEASURED_AGREEMENT,
+            kind="keyword",
+        )
+
+    @property
+    def info(self) -> JudgeInfo:
+        return self._info
+
+    async def judge(
+        self,
+        rng: Range,
+        submission: Submission,
+        *,
+        on_item_done: ProgressCallback | None = None,
+    ) -> JudgeResult:
+        context = _Context(rng, submission)
+        verdicts: list[Verdict] = []
+        for chk in rng.checkpoints:
+            try:
+                verdict = context.verdict(chk)
+            except Exception as exc:  # a bug must not sink the other checkpoints
+                verdict = Verdict.failed(chk.id, f"rules judge: internal error: {exc!r}")
+            verdicts.append(verdict)
+            if on_item_done is not None:
+                on_item_done(chk.id)
+        return JudgeResult(verdicts=tuple(verdicts))
+
+
+__all__ = [
+    "EVALUATOR_MODEL",
+    "FRESH_KAPPA",
+    "HELD_OUT_HUMAN_KAPPA",
+    "HELD_OUT_WEAKEST",
+    "HELD_OUT_KAPPA",
+    "MEASURED_AGREEMENT",
+    "RulesJudge",
+    "term_pattern",
+]
