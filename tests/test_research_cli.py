@@ -57,7 +57,7 @@ def test_notebook_is_clean_and_parameterised(name: str):
 
 @pytest.fixture
 def labelled_workspace(tmp_path: Path) -> Path:
-    from tests.test_calibration import (
+    from tests.labelled import (
         PAIRS,
         copy_unlabelled_samples,
         judge_evaluation,

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalkitError
 from ..model import SUBSCORES
+from ..render.mdcell import md_cell
 from ..scoring import diagnose, tally
-from ._markdown import markdown_table
+from ._markdown import display_frame, markdown_table
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, agreement
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ DELTA_PNG = "delta-bars.png"
 SLOPE_PNG = "slope-chart.png"
 ALL_SUBSCORES = "all sub-scores"
 INPUT_KEYS = ("checklist_sha256", "report_sha256", "plan_sha256")
+CHANGE_COLUMNS = ("set", "run", "range", "chk_id", "change", "target", "before", "after")
 
 Pair = tuple[str, str]  # (run_id, range)
 
@@ -212,30 +214,12 @@ class Comparison:
         }
 
     def frame(self, table: str) -> pd.DataFrame:
-        """``changes``, ``pairs``, ``capabilities``, ``ranges`` or ``leaderboard`` as a frame."""
-        import pandas as pd
-
-        return pd.DataFrame([dict(row) for row in getattr(self, table)])
+        """``changes``, ``pairs``, ``capabilities``, ``ranges`` or ``leaderboard`` as a frame
+        (numbers rounded, undefined as n/a)."""
+        return display_frame(getattr(self, table))
 
     def kappa_frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        rows = []
-        for name, targets in self.kappa.items():
-            for target, value in targets.items():
-                interval = value.intervals.get("kappa")
-                rows.append(
-                    {
-                        "set": name,
-                        "target": target,
-                        "n": value.n,
-                        "accuracy": value.accuracy,
-                        "kappa": value.kappa,
-                        "kappa_ci95": list(interval) if interval else None,
-                        "changed": value.confusion.fn + value.confusion.fp,
-                    }
-                )
-        return pd.DataFrame(rows)
+        return display_frame(kappa_rows(self))
 
 
 def _item_changes(
@@ -505,14 +489,29 @@ def summary_lines(result: Comparison) -> list[str]:
     return lines
 
 
-def report_markdown(result: Comparison) -> str:
-    def md(frame: pd.DataFrame) -> str:
-        return markdown_table(frame, index=False)
+def kappa_rows(result: Comparison) -> list[dict[str, Any]]:
+    """Per set and sub-score: kappa with the baseline, and how many sub-scores changed."""
+    return [
+        {
+            "set": name,
+            "target": target,
+            "n": value.n,
+            "accuracy": value.accuracy,
+            "kappa": value.kappa,
+            "kappa_ci95": value.intervals.get("kappa"),
+            "changed": value.confusion.fn + value.confusion.fp,
+        }
+        for name, targets in result.kappa.items()
+        for target, value in targets.items()
+    ]
 
+
+def report_markdown(result: Comparison) -> str:
+    """``compare-report.md``; numbers rounded (2 decimals, percentages 1), undefined n/a."""
     lines = [
-        f"# Comparison against {result.baseline}",
+        f"# Comparison against {md_cell(result.baseline)}",
         "",
-        *[f"- {line}" for line in summary_lines(result)],
+        *[f"- {md_cell(line)}" for line in summary_lines(result)],
         "",
         "Sub-scores are those of `scores.json` (after grounding and penalties). Kappa is "
         f"Cohen's, with a percentile bootstrap 95 % interval ({result.resamples} resamples, "
@@ -520,27 +519,27 @@ def report_markdown(result: Comparison) -> str:
         "",
         "## Kappa between the evaluations",
         "",
-        md(result.kappa_frame()),
+        markdown_table(kappa_rows(result)),
         "",
         "## Deltas per (run, range) and diagnostic modes",
         "",
-        md(result.frame("pairs")),
+        markdown_table(result.pairs),
         "",
         "## Deltas per range",
         "",
-        md(result.frame("ranges")),
+        markdown_table(result.ranges),
         "",
         "## Deltas per CAP",
         "",
-        md(result.frame("capabilities")),
+        markdown_table(result.capabilities),
         "",
         "## What changed, per checkpoint and sub-score",
         "",
-        md(result.frame("changes")),
+        markdown_table(result.changes, CHANGE_COLUMNS),
         "",
         "## Leaderboard",
         "",
-        md(result.frame("leaderboard")),
+        markdown_table(result.leaderboard),
     ]
     return "\n".join(lines).rstrip() + "\n"
 
