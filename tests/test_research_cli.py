@@ -23,6 +23,7 @@ NOTEBOOKS = {
         "model",
         "prompt_dir",
         "repeats",
+        "judge_settings",
         "pairs",
         "runs_dir",
         "ranges_dir",
@@ -78,7 +79,7 @@ def test_calibrate_end_to_end(labelled_workspace: Path):
         "calibrate", "--bootstrap", "100", "--quiet", "--out", "cal", cwd=root, env=environment()
     )
     assert result.returncode == 0, result.stderr
-    assert "accuracy 1.00, kappa 1.00, mode right on 2/2" in result.stdout
+    assert "accuracy 1.00, kappa 1.00 [1.00, 1.00], mode right on 2/2" in result.stdout
     out = root / "cal"
     for name in (
         "calibration.ipynb",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from ..model import SUBSCORES
 from ..render.mdcell import md_cell
 from ..scoring import diagnose, tally
 from ._markdown import display_frame, markdown_table
+from .ab import AbTest, SavedCalibration, ab_test, is_calibration, load_calibration, report_lines
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, agreement
 
 if TYPE_CHECKING:
@@ -72,6 +73,10 @@ class EvaluationSet:
     path: Path
     scores: Mapping[Pair, Mapping[str, Any]]
     files: Mapping[Pair, Path]
+    # An ``evalkit calibrate`` folder's items and labels (for the A/B test), else None;
+    # or why its calibration.json cannot be A/B tested.
+    calibration: SavedCalibration | None = None
+    calibration_problem: str | None = None
 
 
 def _scores_files(folder: Path) -> list[Path]:
@@ -111,7 +116,21 @@ def load_set(path: str | Path, name: str | None = None) -> EvaluationSet:
             )
         scores[pair] = data
         where[pair] = file
-    return EvaluationSet(name=name or str(path), path=folder, scores=scores, files=where)
+    label = name or str(path)
+    calibration, problem = None, None
+    if is_calibration(folder):
+        try:
+            calibration = load_calibration(folder, label)
+        except EvalkitError as exc:
+            problem = exc.message
+    return EvaluationSet(
+        name=label,
+        path=folder,
+        scores=scores,
+        files=where,
+        calibration=calibration,
+        calibration_problem=problem,
+    )
 
 
 def check_same_inputs(sets: Sequence[EvaluationSet]) -> None:
@@ -195,6 +214,9 @@ class Comparison:
     leaderboard: tuple[Mapping[str, Any], ...]
     resamples: int
     seed: int
+    # set -> its A/B test against the baseline's labels (both calibration folders), or why
+    # there is none; empty when no set is a calibration.
+    ab: Mapping[str, AbTest | str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -211,6 +233,10 @@ class Comparison:
                 for name, targets in self.kappa.items()
             },
             "leaderboard": [dict(row) for row in self.leaderboard],
+            "ab": {
+                name: (test.to_dict() if isinstance(test, AbTest) else {"skipped": test})
+                for name, test in self.ab.items()
+            },
         }
 
     def frame(self, table: str) -> pd.DataFrame:
@@ -436,7 +462,30 @@ def compare(
         leaderboard=tuple(_leaderboard(sets)),
         resamples=resamples,
         seed=seed,
+        ab=_ab_tests(sets, resamples, seed),
     )
+
+
+def _ab_tests(sets: Sequence[EvaluationSet], resamples: int, seed: int) -> dict[str, AbTest | str]:
+    """Each set's A/B test against the baseline, when both are calibration folders."""
+    base = sets[0]
+    if not any(s.calibration or s.calibration_problem for s in sets):
+        return {}
+    out: dict[str, AbTest | str] = {}
+    for other in sets[1:]:
+        problem = base.calibration_problem or other.calibration_problem
+        if problem:
+            out[other.name] = f"no A/B test: {problem}"
+        elif base.calibration is None or other.calibration is None:
+            out[other.name] = "no A/B test: both sets must be evalkit calibrate folders"
+        else:
+            try:
+                out[other.name] = ab_test(
+                    base.calibration, other.calibration, resamples=resamples, seed=seed
+                )
+            except EvalkitError as exc:
+                out[other.name] = f"no A/B test: {exc.message}"
+    return out
 
 
 def _leaderboard(sets: Sequence[EvaluationSet]) -> list[dict[str, Any]]:
@@ -486,6 +535,11 @@ def summary_lines(result: Comparison) -> list[str]:
             f"{name} vs {result.baseline}: {len(moved)} sub-score(s) changed ({moved_text}); "
             f"kappa {kappa}; {modes} mode(s) changed" + (f"; {extra}" if extra else "")
         )
+        test = result.ab.get(name)
+        if test is not None:
+            lines.append(
+                f"A/B against the labels: {test.headline() if isinstance(test, AbTest) else test}"
+            )
     return lines
 
 
@@ -540,7 +594,13 @@ def report_markdown(result: Comparison) -> str:
         "## Leaderboard",
         "",
         markdown_table(result.leaderboard),
+        "",
     ]
+    for name, test in result.ab.items():
+        if isinstance(test, AbTest):
+            lines += [*report_lines(test), ""]
+        else:
+            lines += [f"## A/B against the labels: {md_cell(name)}", "", md_cell(test), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
