@@ -122,3 +122,24 @@ def test_outputs_and_loading(tmp_path: Path):
         load_calibration(folder)
     with pytest.raises(EvalkitError, match="not a calibration folder"):
         load_calibration(tmp_path)
+
+
+def test_a_one_class_judge_moves_accuracy_not_kappa_and_mcnemar_says_so():
+    # completeness: v1 gives 0 everywhere, v2 gives 1 everywhere; labels are 1 on a
+    # third of the items, so v1 is right more often while both kappas are 0.
+    labels = [1 if i % 2 == 0 and i % 6 == 0 else (i // 2) % 2 for i in range(120)]
+    labels = [
+        1 if i % 2 == 0 and (i // 2) % 3 == 0 else (0 if i % 2 == 0 else v)
+        for i, v in enumerate(labels)
+    ]
+    v1 = [0 if i % 2 == 0 else label for i, label in enumerate(labels)]
+    v2 = [1 if i % 2 == 0 else label for i, label in enumerate(labels)]
+    result = ab_test(calibration("v1", v1, labels), calibration("v2", v2, labels), resamples=200)
+    completeness = next(t for t in result.targets if t.target == "completeness")
+    assert completeness.kappa.a == 0.0 and completeness.kappa.b == 0.0
+    assert completeness.moved is None and completeness.more_often == "v1"
+    assert completeness.verdict.startswith("completeness: Δκ within noise (Δκ +0.00 [0.00, 0.00])")
+    assert "v1 is right on 20 more item(s)" in completeness.verdict  # 40 zeros, 20 ones
+    assert result.headline().startswith(
+        "v1 is right more often on completeness (McNemar p 0.013) though Δκ stays within noise"
+    )

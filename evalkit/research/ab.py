@@ -13,8 +13,11 @@ Per sub-score, per penalty rule and pooled (``all sub-scores``, ``all penalties`
   are measured on the same resampled clusters (whole checkpoints, or pairs then
   checkpoints from :data:`~evalkit.research.resample.MIN_PAIRS` pairs on);
 * McNemar's exact test on per-item agreement with the label;
-* a verdict: B (or A) agrees better when the Δκ interval excludes 0, else the
-  target did not move beyond noise;
+* a verdict: B (or A) agrees better when the Δκ interval excludes 0; where it
+  does not but McNemar's p is below 0.05, the judge right on more items is named
+  (kappa can stay put while accuracy moves, e.g. a judge that gives one class
+  everywhere has kappa 0 whichever class it gives); else the target did not move
+  beyond noise;
 * with repeats, each judge's mean flip rate (how often two of its samples disagree).
 
 Pure functions over plain dataclasses, apart from :func:`load_calibration` and
@@ -54,6 +57,7 @@ __all__ = [
 ]
 
 CALIBRATION_JSON = "calibration.json"
+ALPHA = 0.05  # McNemar's level for "right more often" where kappa did not move
 JSON_NAME = "ab.json"
 REPORT_NAME = "ab-report.md"
 Key = tuple[str, str, str, str]  # run, range, chk_id, target
@@ -238,6 +242,8 @@ class AbTarget:
     flip_b: float | None
     verdict: str
     moved: str | None  # the name of the judge that agrees better beyond noise, else None
+    # The judge right on more items by McNemar's test (p < ALPHA) where kappa did not move.
+    more_often: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -246,6 +252,7 @@ class AbTarget:
             "mcnemar": self.mcnemar.to_dict(),
             "flip_rate": {"a": self.flip_a, "b": self.flip_b},
             "moved": self.moved,
+            "right_more_often": self.more_often,
             "verdict": self.verdict,
         }
 
@@ -273,12 +280,15 @@ class AbTest:
 
     def headline(self) -> str:
         """One line: the targets that moved beyond noise, and that nothing else did."""
-        moved = [target for target in self.targets if target.moved]
+        moved = [target for target in self.targets if target.moved or target.more_often]
         if not moved:
             return f"{self.b} vs {self.a}: no target moved beyond noise"
         parts = [
             f"{t.moved} agrees better on {t.target}: Δκ {fmt_signed(t.kappa.delta)} "
             f"{fmt_interval(t.kappa.delta_interval)}"
+            if t.moved
+            else f"{t.more_often} is right more often on {t.target} "
+            f"(McNemar p {fmt_p(t.mcnemar.p_value)}) though Δκ stays within noise"
             for t in moved
         ]
         rest = "no other target moved beyond noise" if len(moved) < len(self.targets) else ""
@@ -316,6 +326,12 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
+def _right_more_often(a: str, b: str, test: McNemar) -> str | None:
+    if test.p_value is None or test.p_value >= ALPHA:
+        return None
+    return b if test.b_only > test.a_only else a
+
+
 def _verdict(target: str, a: str, b: str, kappa: PairedDelta, test: McNemar) -> str:
     p = f"McNemar p {fmt_p(test.p_value)}" if test.discordant else "no item differs"
     delta = f"Δκ {fmt_signed(kappa.delta)} {fmt_interval(kappa.delta_interval)}"
@@ -325,6 +341,13 @@ def _verdict(target: str, a: str, b: str, kappa: PairedDelta, test: McNemar) -> 
     if excludes_zero(kappa.delta_interval):
         better = b if kappa.delta > 0 else a
         return f"{better} agrees better on {target}: {delta} ({p})"
+    more = _right_more_often(a, b, test)
+    if more is not None:
+        count = abs(test.b_only - test.a_only)
+        return (
+            f"{target}: Δκ within noise ({delta}), but {more} is right on {count} more "
+            f"item(s) ({p})"
+        )
     return f"{target}: no difference beyond noise, {delta} ({p})"
 
 
@@ -366,6 +389,7 @@ def ab_test(
                 flip_b=_mean([item.flip_b for item in chosen]),
                 verdict=_verdict(target, a.name, b.name, kappa, test),
                 moved=moved,
+                more_often=None if moved else _right_more_often(a.name, b.name, test),
             )
         )
     return AbTest(
@@ -448,7 +472,8 @@ def report_lines(result: AbTest, level: str = "##") -> list[str]:
         f"- intervals: paired percentile bootstrap 95 %, {result.resamples} resamples, seed "
         f"{result.seed}; resampled: {unit} ({why}). A target moved beyond noise when the "
         "Δκ interval excludes 0. McNemar's exact test counts the items only one judge got "
-        "right (it takes items as independent).",
+        "right (it takes items as independent); where Δκ stays within noise but its p is "
+        "below 0.05, the judge right on more items is named.",
         "",
         markdown_table(table_rows(result)),
     ]
