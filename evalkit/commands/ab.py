@@ -188,6 +188,15 @@ def cmd_ab(args: argparse.Namespace) -> int:
     print(result.headline())
     for target in result.targets:
         print(f"  {target.verdict}")
+    if max(result.repeats) > 1:
+        from ..research._markdown import fmt
+        from ..research.items import ALL_SUBSCORES
+
+        pooled = next(t for t in result.targets if t.target == ALL_SUBSCORES)
+        print(
+            f"  flip rate over all sub-scores: {result.a} {fmt(pooled.flip_a)}, "
+            f"{result.b} {fmt(pooled.flip_b)}"
+        )
     print(f"  report: {paths['report']}")
     print(f"  json:   {paths['json']}")
     return 0
