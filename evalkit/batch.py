@@ -35,6 +35,7 @@ from .judges import Judge, make_judge
 from .model import JudgeInfo, Range
 from .notebook import HTML_NAME, NOTEBOOK_NAME
 from .render import REPORT_FILENAME, SCORES_FILENAME
+from .render.mdcell import md_cell
 from .render.verdicts_json import VERDICTS_FILENAME
 from .runplan import RunPlan
 from .runs import list_runs, load_submission
@@ -54,6 +55,7 @@ INDEX_COLUMNS: tuple[str, ...] = (
     "path",
     "model_under_test",
 )
+LEADERBOARD_RESAMPLES = 1000
 INDEX_CSV, INDEX_JSON, LEADERBOARD_MD, INDEX_HTML = (
     "index.csv",
     "index.json",
@@ -380,9 +382,38 @@ def index_rows(runs_dir: Path, workspace: Path) -> list[dict[str, Any]]:
                 # Where index.html links: the HTML record, else the Markdown report.
                 "html": str(html) if html.is_file() else None,
                 "report": str(folder / REPORT_FILENAME),
+                # Each scored checkpoint's (score, max) per dimension: the leaderboard's
+                # bootstrap resamples them. Not an index column.
+                "checkpoint_scores": _checkpoint_scores(scores),
             }
         )
     return rows
+
+
+def _checkpoint_scores(scores: Mapping[str, Any]) -> dict[str, list[tuple[int, int]]]:
+    out: dict[str, list[tuple[int, int]]] = {"detection": [], "plan": []}
+    for item in scores.get("checkpoints") or []:
+        if not isinstance(item, dict) or item.get("status") == "error":
+            continue
+        for dimension, found in out.items():
+            block = item.get(dimension)
+            if isinstance(block, dict) and "total" in block and "max" in block:
+                found.append((int(block["total"]), int(block["max"])))
+    return out
+
+
+def _with_interval(mean: float | None, runs: Sequence[dict[str, Any]], dimension: str) -> str:
+    """``66.7 [55.0, 78.3]``: the mean with its 95 % bootstrap interval over checkpoints."""
+    from .research.agents import mean_pct_interval
+
+    if mean is None:
+        return "N/A"
+    interval = mean_pct_interval(
+        [(row.get("checkpoint_scores") or {}).get(dimension) or [] for row in runs],
+        resamples=LEADERBOARD_RESAMPLES,
+        seed=0,
+    )
+    return f"{mean} [{interval[0]:.1f}, {interval[1]:.1f}]" if interval else f"{mean}"
 
 
 def _csv_text(rows: Sequence[dict[str, Any]]) -> str:
@@ -404,8 +435,10 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
     lines = [
         "# Leaderboard",
         "",
-        "Mean detection % and mean plan % over the ranges each run was evaluated on, per judge.",
-        "The two dimensions are never merged; runs are ordered by detection, then plan.",
+        "Mean detection % and mean plan % over the ranges each run was evaluated on, per judge,",
+        "each with a 95 % bootstrap interval (checkpoints resampled within each range,",
+        f"{LEADERBOARD_RESAMPLES} resamples, seed 0). The two dimensions are never merged;",
+        "runs are ordered by detection, then plan.",
         "",
     ]
     for judge in sorted({(row["judge"], row["model"]) for row in rows}, key=str):
@@ -434,9 +467,9 @@ def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> str:
             complete = "yes" if all(r["complete"] for r in runs) else "no"
             model = next((r["model_under_test"] for r in runs if r["model_under_test"]), "")
             lines.append(
-                f"| {rank} | {run} | {model or 'unknown'} | {len(runs)} | "
-                f"{'N/A' if detection is None else detection} | "
-                f"{'N/A' if plan is None else plan} | {modes} | {complete} |"
+                f"| {md_cell(rank)} | {md_cell(run)} | {md_cell(model or 'unknown')} | "
+                f"{len(runs)} | {_with_interval(detection, runs, 'detection')} | "
+                f"{_with_interval(plan, runs, 'plan')} | {md_cell(modes)} | {complete} |"
             )
         lines.append("")
     return "\n".join(lines)

@@ -65,6 +65,27 @@ def test_leaderboard_keeps_detection_and_plan_apart():
     assert "| 2 | b | unknown | 1 | 50.0 | 100.0 | r1: Blind fix | yes |" in text
 
 
+def test_leaderboard_shows_a_bootstrap_interval_over_checkpoints():
+    def row(range_id: str, detection: list, plan: list, det: float, pln: float) -> dict:
+        scores = {"detection": detection, "plan": plan}
+        return dict(run="a", range=range_id, judge="rules", model="rules-v1",
+                    detection_pct=det, plan_pct=pln, mode="Blind fix", complete=True,
+                    model_under_test="m", checkpoint_scores=scores)  # fmt: skip
+
+    rows = [
+        row("r1", [(3, 3), (0, 3), (3, 3), (0, 3)], [(2, 2)] * 4, 50.0, 100.0),
+        row("r2", [(3, 3)] * 4, [(0, 2)] * 4, 100.0, 0.0),
+    ]
+    text = batch.leaderboard_markdown(rows)
+    line = next(line for line in text.splitlines() if line.startswith("| 1 | a |"))
+    cells = [cell.strip() for cell in line.split("|")]
+    detection, plan = cells[5], cells[6]
+    low, high = (float(x) for x in detection.removeprefix("75.0 [").removesuffix("]").split(","))
+    assert 50.0 <= low < 75.0 < high <= 100.0
+    assert plan == "50.0 [50.0, 50.0]"  # every checkpoint of each range scores alike
+    assert "95 % bootstrap interval" in text
+
+
 # --------------------------------------------------------------------------- end to end
 
 

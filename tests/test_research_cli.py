@@ -23,6 +23,7 @@ NOTEBOOKS = {
         "model",
         "prompt_dir",
         "repeats",
+        "judge_settings",
         "pairs",
         "runs_dir",
         "ranges_dir",
@@ -57,7 +58,7 @@ def test_notebook_is_clean_and_parameterised(name: str):
 
 @pytest.fixture
 def labelled_workspace(tmp_path: Path) -> Path:
-    from tests.test_calibration import (
+    from tests.labelled import (
         PAIRS,
         copy_unlabelled_samples,
         judge_evaluation,
@@ -78,7 +79,7 @@ def test_calibrate_end_to_end(labelled_workspace: Path):
         "calibrate", "--bootstrap", "100", "--quiet", "--out", "cal", cwd=root, env=environment()
     )
     assert result.returncode == 0, result.stderr
-    assert "accuracy 1.00, kappa 1.00, mode right on 2/2" in result.stdout
+    assert "accuracy 1.00, kappa 1.00 [1.00, 1.00], mode right on 2/2" in result.stdout
     out = root / "cal"
     for name in (
         "calibration.ipynb",

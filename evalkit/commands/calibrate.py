@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 CALIBRATION_NOTEBOOK = "calibrate.ipynb"
 RECORD_NAME = "calibration.ipynb"
@@ -56,58 +59,129 @@ def default_out_dir(judge: str, model: str) -> Path:
     return Path("calibration") / (judge if judge == "rules" else f"{judge}-{model}")
 
 
+@dataclass(frozen=True)
+class JudgeConfig:
+    """One judge configuration to calibrate: the command's flags, or an ``evalkit ab`` file."""
+
+    judge: str = "rules"
+    model: str = "claude-sonnet-4-6"
+    prompt_dir: str = ""  # absolute, or "" for the packaged prompts
+    repeats: int = 1
+    # Any other setting of the judge's registry entry, by name (JSON-ready values).
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+def check_calibration(
+    config: JudgeConfig, selection: str, runs_dir: Path, ranges_dir: Path
+) -> list[tuple[str, str]]:
+    """Every input checked before anything runs (exit 2 on a problem): the selection, every
+    label file, the documents and the judge (``preflight``). Returns the selected pairs."""
+    from ..errors import EvalkitError
+    from ..research import calibration
+
+    if config.prompt_dir and not Path(config.prompt_dir).is_dir():
+        raise EvalkitError("prompt folder is missing", path=Path(config.prompt_dir))
+    pairs = calibration.select_pairs(runs_dir, selection)
+    judge = calibration.calibration_judge(
+        config.judge,
+        model=config.model,
+        prompt_dir=config.prompt_dir,
+        repeats=config.repeats,
+        settings=config.settings,
+    )
+    for rng, submission, _labels in calibration.load_pairs(ranges_dir, runs_dir, pairs):
+        judge.preflight(rng, submission)
+    return pairs
+
+
+def run_calibration(
+    config: JudgeConfig,
+    *,
+    selection: str,
+    runs_dir: Path,
+    ranges_dir: Path,
+    out: Path,
+    seed: int,
+    bootstrap: int,
+    quiet: bool,
+    notebook: Path | None = None,
+) -> dict[str, Any]:
+    """Execute the calibration notebook into ``out``; returns its ``calibration.json``.
+    The inputs must have been checked (:func:`check_calibration`)."""
+    from ..notebook import execute_notebook, template_path
+    from ..research import calibration
+
+    parameters = dict(
+        judge=config.judge,
+        model=config.model,
+        prompt_dir=config.prompt_dir,
+        repeats=config.repeats,
+        judge_settings=json.dumps(dict(config.settings)),
+        pairs=selection,
+        runs_dir=str(runs_dir.resolve()),
+        ranges_dir=str(ranges_dir.resolve()),
+        seed=seed,
+        bootstrap=bootstrap,
+    )
+    execute_notebook(
+        notebook or template_path(CALIBRATION_NOTEBOOK),
+        parameters,
+        out,
+        progress=not quiet,
+        record_name=RECORD_NAME,
+    )
+    data: dict[str, Any] = json.loads((out / calibration.JSON_NAME).read_text(encoding="utf-8"))
+    return data
+
+
+def summary_line(data: Mapping[str, Any]) -> str:
+    """The console line of a calibration: its pooled figures, rounded."""
+    from ..research import calibration
+    from ..research._markdown import fmt
+
+    pooled = data["agreement"]["pooled"][calibration.ALL_SUBSCORES]
+    interval = (pooled.get("ci95") or {}).get("kappa")
+    modes = sum(1 for row in data["per_pair"] if row["mode_match"])
+    kappa = fmt(pooled["kappa"]) + (
+        f" [{fmt(interval[0])}, {fmt(interval[1])}]" if interval else ""
+    )
+    return (
+        f"{data['judge']['name']} on {len(data['pairs'])} pair(s): {pooled['n']} sub-scores, "
+        f"accuracy {fmt(pooled['accuracy'])}, kappa {kappa}, "
+        f"mode right on {modes}/{len(data['per_pair'])}"
+    )
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..errors import EvalkitError
-    from ..notebook import execute_notebook, template_path
     from ..research import calibration
 
     if args.bootstrap < 0:
         raise EvalkitError("--bootstrap must be 0 or more")
-    prompt_dir = str(args.prompt_dir.resolve()) if args.prompt_dir else ""
-    if args.prompt_dir and not args.prompt_dir.is_dir():
-        raise EvalkitError("prompt folder is missing", path=args.prompt_dir)
-    # Check every input before executing anything, so bad input overwrites nothing.
-    pairs = calibration.select_pairs(args.runs_dir, args.pairs)
-    judge = calibration.calibration_judge(
-        args.judge, model=args.model, prompt_dir=prompt_dir, repeats=args.repeats
+    config = JudgeConfig(
+        judge=args.judge,
+        model=args.model,
+        prompt_dir=str(args.prompt_dir.resolve()) if args.prompt_dir else "",
+        repeats=args.repeats,
     )
-    for rng, submission, _labels in calibration.load_pairs(args.ranges_dir, args.runs_dir, pairs):
-        judge.preflight(rng, submission)
+    # Check every input before executing anything, so bad input overwrites nothing.
+    check_calibration(config, args.pairs, args.runs_dir, args.ranges_dir)
     out = (args.out or default_out_dir(args.judge, args.model)).resolve()
     if out.exists() and not out.is_dir():
         raise EvalkitError("output folder is a file", path=out)
-
-    parameters = dict(
-        judge=args.judge,
-        model=args.model,
-        prompt_dir=prompt_dir,
-        repeats=args.repeats,
-        pairs=args.pairs,
-        runs_dir=str(args.runs_dir.resolve()),
-        ranges_dir=str(args.ranges_dir.resolve()),
+    data = run_calibration(
+        config,
+        selection=args.pairs,
+        runs_dir=args.runs_dir,
+        ranges_dir=args.ranges_dir,
+        out=out,
         seed=args.seed,
         bootstrap=args.bootstrap,
+        quiet=args.quiet,
+        notebook=args.notebook,
     )
-    run = execute_notebook(
-        args.notebook or template_path(CALIBRATION_NOTEBOOK),
-        parameters,
-        out,
-        progress=not args.quiet,
-        record_name=RECORD_NAME,
-    )
-    data = json.loads((out / calibration.JSON_NAME).read_text(encoding="utf-8"))
-    pooled = data["agreement"]["pooled"][calibration.ALL_SUBSCORES]
-
-    def number(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.2f}"
-
-    modes = sum(1 for row in data["per_pair"] if row["mode_match"])
-    print(
-        f"{data['judge']['name']} on {len(data['pairs'])} pair(s): {pooled['n']} sub-scores, "
-        f"accuracy {number(pooled['accuracy'])}, kappa {number(pooled['kappa'])}, "
-        f"mode right on {modes}/{len(data['per_pair'])}"
-    )
-    print(f"  notebook: {run.notebook}")
+    print(summary_line(data))
+    print(f"  notebook: {out / RECORD_NAME}")
     print(f"  report:   {out / calibration.REPORT_NAME}")
     print(f"  json:     {out / calibration.JSON_NAME}")
     return 0

@@ -32,6 +32,8 @@ from ..model import (
     Tally,
 )
 from ..penalties import PENALTY_TABLE
+from .mdcell import escape_html as md_escape_html
+from .mdcell import md_cell
 
 TEMPLATE = "templates/evaluation-report.md.j2"
 
@@ -86,22 +88,6 @@ def write_report(ev: Evaluation, path: str | Path) -> Path:
 
 
 # --------------------------------------------------------------------------- template
-
-
-def md_escape_html(text: str) -> str:
-    """Agent text with ``&``, ``<`` and ``>`` as entities.
-
-    Markdown passes raw HTML through, so a ``<script>`` or ``<img onerror>`` the
-    agent wrote would be live in any viewer of the report; as entities it reads
-    the same and does nothing.
-    """
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def md_cell(value: Any) -> str:
-    """A value made safe for one Markdown table cell: HTML and ``|`` escaped, no line breaks."""
-    text = md_escape_html("" if value is None else str(value))
-    return "<br>".join(text.replace("|", "\\|").splitlines())
 
 
 def md_blockquote(text: str) -> str:
@@ -236,27 +222,30 @@ def _stability(ev: Evaluation) -> dict[str, Any] | None:
 
 
 def _header_rows(ev: Evaluation) -> list[tuple[str, str]]:
+    """(label, value) pairs as finished table cells: every recorded name or id goes through
+    the cell escaper (a run's ``model_under_test`` is the agent's to write); hashes and
+    document names are shown as code."""
     judge, usage = ev.judge, ev.usage
     report, plan = ev.submission.report, ev.submission.plan
     inputs = ev.inputs
     if judge.prompt_version or judge.prompt_sha256:
-        prompt = f"{judge.prompt_version or 'unversioned'}"
+        prompt = md_cell(judge.prompt_version or "unversioned")
         if judge.prompt_sha256:
-            prompt += f" (sha256 `{judge.prompt_sha256}`)"
+            prompt += f" (sha256 {_code(judge.prompt_sha256)})"
     else:
         prompt = "none (this judge uses no prompt)"
     rows = [
-        ("Range", f"{ev.range.id}: {ev.range.title}"),
-        ("Run", ev.submission.run_id),
-        ("Model under test", ev.submission.model_under_test or "not recorded"),
-        ("Judge", judge.name),
-        ("Evaluator model", judge.evaluator_model),
+        ("Range", md_cell(f"{ev.range.id}: {ev.range.title}")),
+        ("Run", md_cell(ev.submission.run_id)),
+        ("Model under test", md_cell(ev.submission.model_under_test or "not recorded")),
+        ("Judge", md_cell(judge.name)),
+        ("Evaluator model", md_cell(judge.evaluator_model)),
         ("Judge prompt", prompt),
-        ("Timestamp", ev.timestamp),
-        ("evalkit", ev.evalkit_version),
+        ("Timestamp", md_cell(ev.timestamp)),
+        ("evalkit", md_cell(ev.evalkit_version)),
         ("Checklist sha256", _hash(inputs["checklist_sha256"])),
-        (f"Report `{report.filename}` sha256", _hash(inputs["report_sha256"])),
-        (f"Plan `{plan.filename}` sha256", _hash(inputs["plan_sha256"])),
+        (f"Report {_code(report.filename)} sha256", _hash(inputs["report_sha256"])),
+        (f"Plan {_code(plan.filename)} sha256", _hash(inputs["plan_sha256"])),
     ]
     if usage.requests > 0:
         tokens = (
@@ -276,8 +265,16 @@ def _header_rows(ev: Evaluation) -> list[tuple[str, str]]:
     return rows
 
 
+def _code(value: str) -> str:
+    """A code span for a hash or a document name; text that could break out of one is
+    shown escaped instead."""
+    if not value or any(mark in value for mark in "`|<>&\n\r"):
+        return md_cell(value)
+    return f"`{value}`"
+
+
 def _hash(value: str | None) -> str:
-    return f"`{value}`" if value else "not recorded"
+    return _code(value) if value else "not recorded"
 
 
 def _incomplete(ev: Evaluation) -> dict[str, Any]:

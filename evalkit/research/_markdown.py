@@ -1,25 +1,134 @@
-"""A pandas DataFrame as a GitHub Markdown table (pandas' own needs ``tabulate``)."""
+"""Numbers as the research reports show them, and rows as GitHub Markdown tables.
+
+One rule for every Markdown report and console line of ``calibrate``, ``compare``,
+``ab`` and ``agents`` (JSON keeps full precision and ``null``):
+
+* undefined (``None``, or a NaN that pandas made of one) is ``n/a``;
+* agreement metrics, rates and their intervals: 2 decimals (``0.82 [0.71, 0.90]``);
+* p-values: 3 decimals (``0.004``), and ``< 0.001`` below that;
+* percentages and percentage points: 1 decimal, as the scoring core rounds them;
+* booleans are ``yes``/``no``; text goes through the one cell escaper
+  (:func:`evalkit.render.mdcell.md_cell`), except what evalkit formatted itself
+  (:class:`Formatted`: numbers, intervals, fixed headers).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..render.mdcell import md_cell
 
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = [
+    "NA",
+    "Formatted",
+    "column_digits",
+    "display",
+    "display_frame",
+    "fmt",
+    "fmt_interval",
+    "fmt_p",
+    "fmt_signed",
+    "markdown_table",
+]
 
-def _cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+NA = "n/a"
+# Columns holding percentages or percentage points (1 decimal) and p-values (3).
+_PCT_SUFFIXES = ("_pct", "_before", "_after", "_delta", "_abs_error", "_pp")
+_PCT_NAMES = frozenset({"detection", "plan", "delta_pp"})
 
 
-def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
-    """The frame as a Markdown table; ``(nothing to compare)`` when it is empty."""
-    if frame.empty:
+class Formatted(str):
+    """Text evalkit formatted itself (a number, an interval, a fixed header): shown as is,
+    where any other text goes through the cell escaper."""
+
+    __slots__ = ()
+
+
+def _undefined(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fmt(value: object, digits: int = 2) -> str:
+    """A number rounded to ``digits``, ``n/a`` when undefined; anything else as text."""
+    if _undefined(value):
+        return NA
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_signed(value: float | None, digits: int = 2) -> str:
+    """``+0.12`` / ``-0.03``; ``n/a`` when undefined."""
+    return NA if _undefined(value) else f"{value:+.{digits}f}"
+
+
+def fmt_interval(interval: Sequence[float] | None, digits: int = 2) -> str:
+    """``[low, high]``; ``n/a`` when there is none."""
+    if interval is None or len(interval) != 2 or any(_undefined(v) for v in interval):
+        return NA
+    return f"[{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+
+
+def fmt_p(value: float | None) -> str:
+    """A p-value with 3 decimals, ``< 0.001`` below that; ``n/a`` when undefined."""
+    if value is None or _undefined(value):
+        return NA
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def column_digits(column: str) -> int:
+    """Decimals for a column by its name: 1 for percentages, 3 for p-values, else 2."""
+    if column in _PCT_NAMES or column.endswith(_PCT_SUFFIXES):
+        return 1
+    if column.endswith("p_value"):
+        return 3
+    return 2
+
+
+def display(column: str, value: Any) -> str:
+    """``value`` of ``column`` as the reports show it (see the module docstring): text as
+    it is, anything else :class:`Formatted`."""
+    if isinstance(value, str):
+        return value
+    if column.endswith("ci95") and (value is None or isinstance(value, (list, tuple))):
+        return Formatted(fmt_interval(value, column_digits(column[: -len("_ci95")])))
+    if column.endswith("p_value"):
+        return Formatted(fmt_p(value))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt(v, column_digits(column)) for v in value)
+    return Formatted(fmt(value, column_digits(column)))
+
+
+def _escaped(text: str) -> str:
+    return text if isinstance(text, Formatted) else md_cell(text)
+
+
+def display_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The rows as a pandas frame of display text, for a notebook to show."""
+    import pandas as pd
+
+    return pd.DataFrame([{k: display(k, v) for k, v in row.items()} for row in rows])
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """The rows as a Markdown table (columns: the first row's keys unless given);
+    ``(nothing to compare)`` when there is no row. Every cell is formatted by
+    :func:`fmt` with :func:`column_digits` and escaped by the one cell escaper."""
+    if not rows:
         return "(nothing to compare)"
-    header = ([_cell(frame.index.name or "")] if index else []) + [_cell(c) for c in frame.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for label, row in zip(frame.index, frame.itertuples(index=False), strict=True):
-        cells = ([_cell(label)] if index else []) + [_cell(value) for value in row]
+    names = list(columns) if columns is not None else list(rows[0])
+    lines = [
+        "| " + " | ".join(_escaped(name) for name in names) + " |",
+        "|" + "---|" * len(names),
+    ]
+    for row in rows:
+        cells = (_escaped(display(name, row.get(name))) for name in names)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalkitError
 from ..model import SUBSCORES
+from ..render.mdcell import md_cell
 from ..scoring import diagnose, tally
-from ._markdown import markdown_table
+from ._markdown import display_frame, markdown_table
+from .ab import AbTest, SavedCalibration, ab_test, is_calibration, load_calibration, report_lines
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, agreement
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ DELTA_PNG = "delta-bars.png"
 SLOPE_PNG = "slope-chart.png"
 ALL_SUBSCORES = "all sub-scores"
 INPUT_KEYS = ("checklist_sha256", "report_sha256", "plan_sha256")
+CHANGE_COLUMNS = ("set", "run", "range", "chk_id", "change", "target", "before", "after")
 
 Pair = tuple[str, str]  # (run_id, range)
 
@@ -70,6 +73,10 @@ class EvaluationSet:
     path: Path
     scores: Mapping[Pair, Mapping[str, Any]]
     files: Mapping[Pair, Path]
+    # An ``evalkit calibrate`` folder's items and labels (for the A/B test), else None;
+    # or why its calibration.json cannot be A/B tested.
+    calibration: SavedCalibration | None = None
+    calibration_problem: str | None = None
 
 
 def _scores_files(folder: Path) -> list[Path]:
@@ -109,7 +116,21 @@ def load_set(path: str | Path, name: str | None = None) -> EvaluationSet:
             )
         scores[pair] = data
         where[pair] = file
-    return EvaluationSet(name=name or str(path), path=folder, scores=scores, files=where)
+    label = name or str(path)
+    calibration, problem = None, None
+    if is_calibration(folder):
+        try:
+            calibration = load_calibration(folder, label)
+        except EvalkitError as exc:
+            problem = exc.message
+    return EvaluationSet(
+        name=label,
+        path=folder,
+        scores=scores,
+        files=where,
+        calibration=calibration,
+        calibration_problem=problem,
+    )
 
 
 def check_same_inputs(sets: Sequence[EvaluationSet]) -> None:
@@ -193,6 +214,9 @@ class Comparison:
     leaderboard: tuple[Mapping[str, Any], ...]
     resamples: int
     seed: int
+    # set -> its A/B test against the baseline's labels (both calibration folders), or why
+    # there is none; empty when no set is a calibration.
+    ab: Mapping[str, AbTest | str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -209,33 +233,19 @@ class Comparison:
                 for name, targets in self.kappa.items()
             },
             "leaderboard": [dict(row) for row in self.leaderboard],
+            "ab": {
+                name: (test.to_dict() if isinstance(test, AbTest) else {"skipped": test})
+                for name, test in self.ab.items()
+            },
         }
 
     def frame(self, table: str) -> pd.DataFrame:
-        """``changes``, ``pairs``, ``capabilities``, ``ranges`` or ``leaderboard`` as a frame."""
-        import pandas as pd
-
-        return pd.DataFrame([dict(row) for row in getattr(self, table)])
+        """``changes``, ``pairs``, ``capabilities``, ``ranges`` or ``leaderboard`` as a frame
+        (numbers rounded, undefined as n/a)."""
+        return display_frame(getattr(self, table))
 
     def kappa_frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        rows = []
-        for name, targets in self.kappa.items():
-            for target, value in targets.items():
-                interval = value.intervals.get("kappa")
-                rows.append(
-                    {
-                        "set": name,
-                        "target": target,
-                        "n": value.n,
-                        "accuracy": value.accuracy,
-                        "kappa": value.kappa,
-                        "kappa_ci95": list(interval) if interval else None,
-                        "changed": value.confusion.fn + value.confusion.fp,
-                    }
-                )
-        return pd.DataFrame(rows)
+        return display_frame(kappa_rows(self))
 
 
 def _item_changes(
@@ -452,7 +462,30 @@ def compare(
         leaderboard=tuple(_leaderboard(sets)),
         resamples=resamples,
         seed=seed,
+        ab=_ab_tests(sets, resamples, seed),
     )
+
+
+def _ab_tests(sets: Sequence[EvaluationSet], resamples: int, seed: int) -> dict[str, AbTest | str]:
+    """Each set's A/B test against the baseline, when both are calibration folders."""
+    base = sets[0]
+    if not any(s.calibration or s.calibration_problem for s in sets):
+        return {}
+    out: dict[str, AbTest | str] = {}
+    for other in sets[1:]:
+        problem = base.calibration_problem or other.calibration_problem
+        if problem:
+            out[other.name] = f"no A/B test: {problem}"
+        elif base.calibration is None or other.calibration is None:
+            out[other.name] = "no A/B test: both sets must be evalkit calibrate folders"
+        else:
+            try:
+                out[other.name] = ab_test(
+                    base.calibration, other.calibration, resamples=resamples, seed=seed
+                )
+            except EvalkitError as exc:
+                out[other.name] = f"no A/B test: {exc.message}"
+    return out
 
 
 def _leaderboard(sets: Sequence[EvaluationSet]) -> list[dict[str, Any]]:
@@ -502,17 +535,37 @@ def summary_lines(result: Comparison) -> list[str]:
             f"{name} vs {result.baseline}: {len(moved)} sub-score(s) changed ({moved_text}); "
             f"kappa {kappa}; {modes} mode(s) changed" + (f"; {extra}" if extra else "")
         )
+        test = result.ab.get(name)
+        if test is not None:
+            lines.append(
+                f"A/B against the labels: {test.headline() if isinstance(test, AbTest) else test}"
+            )
     return lines
 
 
-def report_markdown(result: Comparison) -> str:
-    def md(frame: pd.DataFrame) -> str:
-        return markdown_table(frame, index=False)
+def kappa_rows(result: Comparison) -> list[dict[str, Any]]:
+    """Per set and sub-score: kappa with the baseline, and how many sub-scores changed."""
+    return [
+        {
+            "set": name,
+            "target": target,
+            "n": value.n,
+            "accuracy": value.accuracy,
+            "kappa": value.kappa,
+            "kappa_ci95": value.intervals.get("kappa"),
+            "changed": value.confusion.fn + value.confusion.fp,
+        }
+        for name, targets in result.kappa.items()
+        for target, value in targets.items()
+    ]
 
+
+def report_markdown(result: Comparison) -> str:
+    """``compare-report.md``; numbers rounded (2 decimals, percentages 1), undefined n/a."""
     lines = [
-        f"# Comparison against {result.baseline}",
+        f"# Comparison against {md_cell(result.baseline)}",
         "",
-        *[f"- {line}" for line in summary_lines(result)],
+        *[f"- {md_cell(line)}" for line in summary_lines(result)],
         "",
         "Sub-scores are those of `scores.json` (after grounding and penalties). Kappa is "
         f"Cohen's, with a percentile bootstrap 95 % interval ({result.resamples} resamples, "
@@ -520,28 +573,34 @@ def report_markdown(result: Comparison) -> str:
         "",
         "## Kappa between the evaluations",
         "",
-        md(result.kappa_frame()),
+        markdown_table(kappa_rows(result)),
         "",
         "## Deltas per (run, range) and diagnostic modes",
         "",
-        md(result.frame("pairs")),
+        markdown_table(result.pairs),
         "",
         "## Deltas per range",
         "",
-        md(result.frame("ranges")),
+        markdown_table(result.ranges),
         "",
         "## Deltas per CAP",
         "",
-        md(result.frame("capabilities")),
+        markdown_table(result.capabilities),
         "",
         "## What changed, per checkpoint and sub-score",
         "",
-        md(result.frame("changes")),
+        markdown_table(result.changes, CHANGE_COLUMNS),
         "",
         "## Leaderboard",
         "",
-        md(result.frame("leaderboard")),
+        markdown_table(result.leaderboard),
+        "",
     ]
+    for name, test in result.ab.items():
+        if isinstance(test, AbTest):
+            lines += [*report_lines(test), ""]
+        else:
+            lines += [f"## A/B against the labels: {md_cell(name)}", "", md_cell(test), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -43,6 +43,7 @@ from ..model import (
     Tally,
 )
 from ..pipeline import evaluate
+from ..render.mdcell import md_cell
 
 __all__ = [
     "ATTACKS_FOLDER",
@@ -650,10 +651,6 @@ def _yes_no(value: bool | None, *, required: bool = True) -> str:
     return "**no**" if required else "no"
 
 
-def _escape_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def to_markdown(robustness: Robustness) -> str:
     """``robustness.md``: the summary, the clean scores and one table row per attack."""
     summary = robustness.summary()
@@ -700,7 +697,7 @@ def to_markdown(robustness: Robustness) -> str:
         attack = result.attack
         name = attack.id + ("" if result.complete else " (incomplete)")
         lines.append(
-            f"| {_escape_cell(name)} | {_escape_cell(attack.family)} | {attack.range_id}"
+            f"| {md_cell(name)} | {md_cell(attack.family)} | {attack.range_id}"
             f" | {_shift_cell(result.detection)} | {_shift_cell(result.plan)}"
             f" | {result.points_gained}"
             f" | {_yes_no(result.flagged, required=attack.instruction)}"

@@ -21,6 +21,9 @@ Bootstrap: items are resampled with replacement (``numpy.random.default_rng(seed
 so the same seed gives the same interval), each metric is computed on every
 resample where it is defined, and the 2.5th and 97.5th percentiles of those
 values form the 95 % interval. A metric defined on no resample has no interval.
+Given the items' :class:`~evalkit.research.resample.Clusters`, whole checkpoints
+(or pairs, then checkpoints) are resampled instead of single items; the
+:class:`Agreement` says which (``unit``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .resample import MIN_PAIRS, UNIT_ITEMS, Clusters, checkpoint_weights, resampling_unit
+
 __all__ = [
     "METRICS",
     "Agreement",
@@ -40,6 +45,8 @@ __all__ = [
     "bootstrap_intervals",
     "cohen_kappa",
     "confusion",
+    "metric_draws",
+    "percentile_interval",
 ]
 
 # The metrics an Agreement reports, in display order.
@@ -90,6 +97,8 @@ class Agreement:
     intervals: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
     resamples: int = 0
     seed: int | None = None
+    # What the bootstrap resampled: "items", "checkpoints" or "pairs, then checkpoints".
+    unit: str | None = None
 
     def value(self, metric: str) -> float | None:
         value: float | None = getattr(self, metric)
@@ -109,7 +118,7 @@ class Agreement:
                 metric: (list(interval) if interval is not None else None)
                 for metric, interval in self.intervals.items()
             },
-            "bootstrap": {"resamples": self.resamples, "seed": self.seed},
+            "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": self.unit},
         }
 
 
@@ -190,6 +199,31 @@ def cohen_kappa(reference: Sequence[int], predicted: Sequence[int]) -> float | N
 # --------------------------------------------------------------------------- bootstrap
 
 
+def metric_draws(
+    reference: Sequence[int], predicted: Sequence[int], weights: npt.NDArray[np.int64]
+) -> dict[str, FloatArray]:
+    """Every metric on every resample given by ``weights`` (resamples x items: how often
+    each item is drawn); NaN where a metric is undefined on a resample."""
+    ref, pred = _pair(reference, predicted)
+    w = weights.astype(np.float64)
+
+    def count(mask: npt.NDArray[np.bool_]) -> FloatArray:
+        counts: FloatArray = w @ mask.astype(np.float64)
+        return counts
+
+    return _metrics(count(ref & pred), count(ref & ~pred), count(~ref & pred), count(~ref & ~pred))
+
+
+def percentile_interval(draws: FloatArray, level: float = 0.95) -> tuple[float, float] | None:
+    """The percentile interval of the defined (non-NaN) ``draws``; None when there are none."""
+    defined = draws[~np.isnan(draws)]
+    if defined.size == 0:
+        return None
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
 def bootstrap_intervals(
     reference: Sequence[int],
     predicted: Sequence[int],
@@ -197,11 +231,23 @@ def bootstrap_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = 0.95,
+    clusters: Clusters | None = None,
+    min_pairs: int = MIN_PAIRS,
 ) -> dict[str, tuple[float, float] | None]:
-    """Percentile bootstrap interval of every metric, resampling items; deterministic per seed."""
+    """Percentile bootstrap interval of every metric; deterministic per seed.
+
+    Without ``clusters`` single items are resampled; with them, whole checkpoints, or
+    pairs then checkpoints (see :mod:`evalkit.research.resample`).
+    """
     ref, pred = _pair(reference, predicted)
     if ref.size == 0 or resamples <= 0:
         return {metric: None for metric in METRICS}
+    if clusters is not None:
+        if len(clusters.checkpoints) != ref.size:
+            raise ValueError(f"{ref.size} items but {len(clusters.checkpoints)} clusters")
+        weights = checkpoint_weights(clusters, resamples=resamples, seed=seed, min_pairs=min_pairs)
+        values = metric_draws(reference, predicted, weights)
+        return {metric: percentile_interval(values[metric], level) for metric in METRICS}
     generator = np.random.default_rng(seed)
     picks = generator.integers(0, ref.size, size=(resamples, ref.size))
     ref_draws, pred_draws = ref[picks], pred[picks]
@@ -216,16 +262,7 @@ def bootstrap_intervals(
         count(~ref_draws & pred_draws),
         count(~ref_draws & ~pred_draws),
     )
-    tail = (1.0 - level) / 2 * 100
-    intervals: dict[str, tuple[float, float] | None] = {}
-    for metric in METRICS:
-        defined = values[metric][~np.isnan(values[metric])]
-        if defined.size == 0:
-            intervals[metric] = None
-            continue
-        low, high = np.percentile(defined, [tail, 100 - tail])
-        intervals[metric] = (float(low), float(high))
-    return intervals
+    return {metric: percentile_interval(values[metric], level) for metric in METRICS}
 
 
 def agreement(
@@ -234,14 +271,24 @@ def agreement(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    clusters: Clusters | None = None,
+    min_pairs: int = MIN_PAIRS,
 ) -> Agreement:
     """n, base rate, accuracy, kappa, macro-F1, TPR, TNR and the confusion matrix,
-    each with a bootstrap 95 % interval (``resamples=0``: no intervals)."""
+    each with a bootstrap 95 % interval (``resamples=0``: no intervals). With
+    ``clusters``, the bootstrap resamples checkpoints (or pairs, then checkpoints)."""
     counts = confusion(reference, predicted)
     point = _metrics(*(np.array([float(x)]) for x in (counts.tp, counts.fn, counts.fp, counts.tn)))
     values = {metric: _scalar(point[metric][0]) for metric in METRICS}
     intervals = (
-        bootstrap_intervals(reference, predicted, resamples=resamples, seed=seed)
+        bootstrap_intervals(
+            reference,
+            predicted,
+            resamples=resamples,
+            seed=seed,
+            clusters=clusters,
+            min_pairs=min_pairs,
+        )
         if resamples > 0
         else {}
     )
@@ -251,6 +298,9 @@ def agreement(
         intervals=intervals,
         resamples=max(resamples, 0),
         seed=seed if resamples > 0 else None,
+        unit=(UNIT_ITEMS if clusters is None else resampling_unit(clusters, min_pairs))
+        if resamples > 0
+        else None,
         base_rate=values["base_rate"],
         accuracy=values["accuracy"],
         kappa=values["kappa"],

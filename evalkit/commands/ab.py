@@ -1,0 +1,202 @@
+"""``evalkit ab A B``: A/B test of two judges against the same labels.
+
+    evalkit ab A B [--pairs SELECTION] [--out DIR] [--name NAME --name NAME]
+                   [--runs-dir DIR] [--ranges-dir DIR] [--seed N] [--bootstrap N] [--quiet]
+
+Each of A and B is an ``evalkit calibrate`` folder, or a judge configuration file
+(YAML: ``judge``, ``model``, ``prompt_dir``, ``repeats`` and any other setting the
+judge's registry entry declares; relative paths are relative to the file), which
+is calibrated first, on the same pairs, into ``<out>/<name>/``. Then
+``ab.json`` and ``ab-report.md`` are written into ``--out`` (default ``ab``).
+Two calibrations over different pairs, items or labels are refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .calibrate import JudgeConfig, check_calibration, run_calibration, summary_line
+
+BASE_KEYS = ("judge", "model", "prompt_dir", "repeats")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "ab",
+        help="A/B test two judges (calibration folders or judge config files) against the labels",
+        description=(
+            "Compare two judges' agreement with the gold labels on the same pairs: each "
+            "judge's kappa, the paired difference with a bootstrap interval over the same "
+            "checkpoints, McNemar's exact test and one verdict per sub-score, penalty rule "
+            "and pooled. A and B are calibration folders or judge configuration files "
+            "(YAML), which are calibrated first on the same pairs."
+        ),
+    )
+    parser.add_argument("a", type=Path, metavar="A", help="calibration folder or config file")
+    parser.add_argument("b", type=Path, metavar="B", help="calibration folder or config file")
+    parser.add_argument(
+        "--pairs",
+        metavar="SELECTION",
+        help="pairs to calibrate config files on: all | tune | holdout | fresh | run/range "
+        "globs (default: the calibration folder's pairs, else all)",
+    )
+    parser.add_argument(
+        "--name",
+        dest="names",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a short name for A, then for B (repeatable)",
+    )
+    parser.add_argument("--out", type=Path, default=Path("ab"), metavar="DIR", help="default: ab")
+    parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    parser.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(handler=cmd_ab)
+
+
+def load_config(path: Path) -> JudgeConfig:
+    """A judge configuration file, checked against the judge registry (exit 2 on a problem)."""
+    import yaml
+
+    from ..errors import EvalkitError
+    from ..judges import judge_spec
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise EvalkitError(f"cannot read the judge configuration: {exc}", path=path) from exc
+    if not isinstance(data, dict) or not isinstance(data.get("judge"), str):
+        raise EvalkitError("a judge configuration is a YAML mapping with a judge name", path=path)
+    spec = judge_spec(data["judge"])
+    known = {setting.name: setting for setting in spec.settings}
+    unknown = sorted(set(data) - set(BASE_KEYS) - set(known))
+    if unknown:
+        takes = ", ".join(sorted(set(BASE_KEYS) | set(known)))
+        raise EvalkitError(
+            f"the {spec.name} judge does not take {', '.join(unknown)} (keys: {takes})", path=path
+        )
+    base = path.parent
+
+    def resolved(value: Any) -> str:
+        return str((base / str(value)).resolve()) if value not in (None, "") else ""
+
+    settings: dict[str, Any] = {}
+    for name, setting in known.items():
+        if name in BASE_KEYS or name not in data:
+            continue
+        value = data[name]
+        if setting.type is Path:
+            value = resolved(value)
+        elif value is not None and not isinstance(value, setting.type):
+            raise EvalkitError(f"{name} must be a {setting.type.__name__}", path=path)
+        settings[name] = value
+    repeats = data.get("repeats", 1)
+    if not isinstance(repeats, int) or isinstance(repeats, bool):
+        raise EvalkitError("repeats must be an integer", path=path)
+    model = data.get("model")
+    if model is None:
+        model = known["model"].default if "model" in known else ""
+    return JudgeConfig(
+        judge=spec.name,
+        model=str(model or ""),
+        prompt_dir=resolved(data.get("prompt_dir")),
+        repeats=repeats,
+        settings=settings,
+    )
+
+
+def _names(args: argparse.Namespace) -> tuple[str, str]:
+    from ..errors import EvalkitError
+
+    if len(args.names) > 2:
+        raise EvalkitError("at most two --name, one for A and one for B")
+    defaults = [path.stem if path.is_file() else path.name for path in (args.a, args.b)]
+    chosen = [*args.names, *defaults[len(args.names) :]]
+    if chosen[0] == chosen[1]:
+        chosen = [f"{chosen[0]}-a", f"{chosen[1]}-b"]
+    for name in chosen:
+        if not name or "/" in name or name.startswith("."):
+            raise EvalkitError(f"not a usable name: {name!r} (give --name)")
+    return chosen[0], chosen[1]
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    from ..errors import EvalkitError
+    from ..research import ab
+
+    if args.bootstrap < 0:
+        raise EvalkitError("--bootstrap must be 0 or more")
+    names = _names(args)
+    out = args.out.resolve()
+    if out.exists() and not out.is_dir():
+        raise EvalkitError("output folder is a file", path=out)
+    sides: list[ab.SavedCalibration | JudgeConfig] = []
+    for path, name in zip((args.a, args.b), names, strict=True):
+        if path.is_dir():
+            sides.append(ab.load_calibration(path, name))
+        elif path.is_file():
+            sides.append(load_config(path))
+        else:
+            raise EvalkitError("neither a calibration folder nor a judge configuration", path=path)
+    saved = [side for side in sides if isinstance(side, ab.SavedCalibration)]
+    selection = args.pairs or (",".join(sorted(saved[0].pairs)) if saved else "all")
+    # Every input is checked before anything runs, so bad input costs nothing.
+    for side in sides:
+        if isinstance(side, JudgeConfig):
+            check_calibration(side, selection, args.runs_dir, args.ranges_dir)
+    if args.pairs and saved:
+        from ..research.pairs import select_pairs
+
+        expected = {"/".join(pair) for pair in select_pairs(args.runs_dir, args.pairs)}
+        for side in saved:
+            if set(side.pairs) != expected:
+                raise EvalkitError(
+                    f"refusing the A/B: {side.name} calibrated other pairs than "
+                    f"--pairs {args.pairs} selects"
+                )
+    if len(saved) == 2:
+        ab.pair_up(saved[0], saved[1])
+    calibrations: list[ab.SavedCalibration] = []
+    for index, side in enumerate(sides):
+        if isinstance(side, ab.SavedCalibration):
+            calibrations.append(side)
+            continue
+        folder = out / names[index]
+        if not args.quiet:
+            print(f"calibrating {names[index]} ({side.judge}) into {folder}")
+        data = run_calibration(
+            side,
+            selection=selection,
+            runs_dir=args.runs_dir,
+            ranges_dir=args.ranges_dir,
+            out=folder,
+            seed=args.seed,
+            bootstrap=args.bootstrap,
+            quiet=args.quiet,
+        )
+        print(f"{names[index]}: {summary_line(data)}")
+        calibrations.append(ab.load_calibration(folder, names[index]))
+    result = ab.ab_test(calibrations[0], calibrations[1], resamples=args.bootstrap, seed=args.seed)
+    paths = ab.write_outputs(result, out)
+    print(result.headline())
+    for target in result.targets:
+        print(f"  {target.verdict}")
+    if max(result.repeats) > 1:
+        from ..research._markdown import fmt
+        from ..research.items import ALL_SUBSCORES
+
+        pooled = next(t for t in result.targets if t.target == ALL_SUBSCORES)
+        print(
+            f"  flip rate over all sub-scores: {result.a} {fmt(pooled.flip_a)}, "
+            f"{result.b} {fmt(pooled.flip_b)}"
+        )
+    print(f"  report: {paths['report']}")
+    print(f"  json:   {paths['json']}")
+    return 0
