@@ -42,6 +42,7 @@ __all__ = [
 _TOKEN_EDGES = "`'\"()[]{}<>,;:.!?*_|"
 DUMP_MIN_TERMS = 3  # distinct checklist terms on the line
 DUMP_MIN_SHARE = 0.85  # of the line's words that belong to a term
+DUMP_RUN_MIN = 4  # terms listed in a row, of two classes or more, inside a sentence
 DUMP_WITH_ID_MIN_SHARE = 0.7  # ... when the checklist's CHK ids are listed among them
 ECHO_MAX_OTHER_WORDS = 3  # words beside a checkpoint's name and terms in a restatement
 ECHO_MIN_TERMS = 2
@@ -53,6 +54,7 @@ REPEAT_MIN_TIMES = 3
 _CHK_ID = re.compile(r"^chk-\d+$")
 _ARTIFACT_LIKE = re.compile(r"[\d/.:=@_$]")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
+_LIST_PIECES = re.compile(r"[,;|]|\s(?:and|or|nor)\s")
 
 
 def tokens(text: str) -> list[str]:
@@ -150,7 +152,7 @@ class TermIndex:
             if token and token not in self.words and not _CHK_ID.match(token):
                 outside += 1
                 if outside > allowed:
-                    return False
+                    return not code and self._listed_run(text) >= DUMP_RUN_MIN
         line_tokens = tokens(text)
         found, kinds, covered = self._terms_on(line_tokens)
         distinct = {term for term, kind in zip(found, kinds, strict=True) if kind != "id"}
@@ -161,7 +163,37 @@ class TermIndex:
             # Terms filed under the checklist's own ids: a word of glue ("verify") per
             # line does not make it a sentence.
             return covered >= DUMP_WITH_ID_MIN_SHARE * len(line_tokens)
-        return not code and len(classes) >= 2 and covered >= DUMP_MIN_SHARE * len(line_tokens)
+        if code:
+            return False
+        if len(classes) >= 2 and covered >= DUMP_MIN_SHARE * len(line_tokens):
+            return True
+        return self._listed_run(text) >= DUMP_RUN_MIN
+
+    def _listed_run(self, text: str) -> int:
+        """The longest run of list pieces (what commas, semicolons, pipes, "and", "or"
+        separate) that are each one checklist term, when the run mixes classes.
+
+        "A, B, C, D is not present" or "may include A, B, C, D, and ...": the checklist's
+        terms listed inside a sentence that says nothing of them. The run's last piece may
+        go on after its term ("D is not present").
+        """
+        pieces = [p for p in _LIST_PIECES.split(fold(text).lower()) if p.strip()]
+        longest = 0
+        run: list[str] = []
+        for piece in pieces:
+            words = tokens(piece)
+            found, kinds, covered = self._terms_on(words)
+            whole = len(found) == 1 and covered == len(words)
+            starts = bool(found) and tuple(words[: len(found[0])]) == found[0]
+            if whole or (run and starts):
+                run.append(kinds[0])
+                if len(set(run) - {"id"}) >= 2:
+                    longest = max(longest, len(run))
+                if not whole:
+                    run = []
+            else:
+                run = []
+        return longest
 
     def echoes(self, text: str) -> bool:
         """Does ``text`` say a checkpoint back: its name and its terms, and nothing else?

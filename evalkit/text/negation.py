@@ -30,6 +30,7 @@ __all__ = [
     "denied_at",
     "hedged_at",
     "negated_at",
+    "negation_at",
     "supposed_at",
 ]
 
@@ -47,15 +48,17 @@ _PARENTHESIS = re.compile(r"[()]")
 # A list inside a clause: its items are separated by commas, "and", "or"; the breaks of
 # _SCOPE_BREAK other than the comma end it.
 _LIST_ITEM_SEPARATOR = re.compile(r",|\b(?:and|or|nor)\b", re.IGNORECASE)
+# A colon is no break inside a list: its items are artifacts such as 03:14:07, SHA256:...
+# or "Status: inactive".
 _LIST_SCOPE_BREAK = re.compile(
-    r"[:|]|\b(?:but|however|although|though|whereas|while|yet|except)\b", re.IGNORECASE
+    r"[|]|\b(?:but|however|although|though|whereas|while|yet|except)\b", re.IGNORECASE
 )
-LIST_ITEM_WORDS = 3  # at most this many words in an item of a list
+LIST_ITEM_WORDS = 4  # at most this many words in an item of a list ("Accepted publickey for root")
 # A word that makes a piece a clause of its own rather than a list item.
+# ("-ed" only in lower case: "Accepted password" and "Failed password" are log strings.)
 _LIST_VERB = re.compile(
-    r"\b(?:is|are|was|were|be|been|being|has|have|had|do|does|did|ran|runs?|shows?|showed"
-    r"|found|saw|seen|used|uses|\w+ed)\b",
-    re.IGNORECASE,
+    r"\b(?i:is|are|was|were|be|been|being|has|have|had|do|does|did|ran|runs?|shows?|showed"
+    r"|found|saw|seen|used|uses)\b|\b[a-z]\w*ed\b"
 )
 NEGATION_REACH = 2  # at most this many words between a negating word and the term
 PHRASE_REACH = 5  # ... between a negating phrase and the term, or the term and "ruled out"
@@ -82,14 +85,20 @@ _NEGATED_AFTER = re.compile(
     r"|\b(?:absent|missing)\b",
     re.IGNORECASE,
 )
-# A clause that supposes rather than states: "if we had looked we might have found X".
+# A clause that supposes rather than states (ConText's hypothetical and possible):
+# "if we had looked we might have found X", "the considerations may include X", "whether X
+# ran", "it is possible that X".
 _CONDITIONAL = re.compile(
     r"\bif\s+(?:we|i|they|one|you|the\s+\w+)\s+(?:had|were|could|would|did)\b"
     r"|\bhad\s+(?:we|i|they)\b|\b(?:might|could|would|may)\s+(?:have|be)\s+"
     r"(?:found|seen|shown|revealed|observed|detected|been)\b"
+    r"|\b(?:might|could|would|may)\s+(?:include|involve|indicate|suggest|point\s+to)\b"
+    r"|\bwhether\b|\bit\s+is\s+(?:possible|conceivable)\s+that\b"
     r"|\bhypothetic\w*|\bwe\s+(?:did\s+not|didn't|never)\s+(?:look|check|examine)\w*",
     re.IGNORECASE,
 )
+# A question asserts nothing: "Was kworkerd started by cron?"
+_QUESTION = re.compile(r"\?\s*$")
 _ADVISE_AGAINST = re.compile(
     r"\b(?:do\s+not|never|avoid(?:s|ing)?|instead\s+of|rather\s+than)\b|\bdon['\u2019]t\b",
     re.IGNORECASE,
@@ -200,13 +209,12 @@ def _listed_with_negation_after(text: str, end: int, right: int) -> bool:
     return _is_list(pieces[:-1]) and _words(pieces[-1]) <= PHRASE_REACH
 
 
-def negated_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = None) -> bool:
-    """Is the mention ``text[start:end]`` negated or only supposed?
+def negation_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = None) -> bool:
+    """Is the mention ``text[start:end]`` negated (not merely supposed)?
 
     Negated where a scoped negation stands before it ("no xmrig") or after it ("xmrig
     is not present", "ruled out"), itself or the list it is an item of ("no xmrig,
-    kworkerd or cron", "A, B, C is not present"); supposed where its clause is
-    conditional ("if we had looked we might have found xmrig").
+    kworkerd or cron", "A, B, C is not present").
     """
     before, _ = _scope(text, start, end, breaks)
     if _cue_within(_NEGATING_WORD, before, NEGATION_REACH):
@@ -216,26 +224,37 @@ def negated_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = No
     left, _right = _clause_bounds(text, start, end, breaks)
     if _listed_with_negation_before(text, start, end, left):
         return True
-    return denied_at(text, start, end, breaks)
+    return _denied_after(text, start, end, breaks)
 
 
-def denied_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = None) -> bool:
-    """Is the mention denied after it ("X was not used"), itself or its list, or supposed?"""
+def negated_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = None) -> bool:
+    """Is the mention negated (:func:`negation_at`) or only supposed (:func:`supposed_at`)?"""
+    return negation_at(text, start, end, breaks) or supposed_at(text, start, end, breaks)
+
+
+def _denied_after(text: str, start: int, end: int, breaks: ClauseBreaks | None) -> bool:
     _, after = _scope(text, start, end, breaks)
     negation = _NEGATED_AFTER.search(after)
     if negation is not None and _words(after[: negation.start()]) <= PHRASE_REACH:
         return True
-    left, right = _clause_bounds(text, start, end, breaks)
-    if _listed_with_negation_after(text, end, right):
-        return True
-    return supposed_at(text, start, end, breaks)
+    _left, right = _clause_bounds(text, start, end, breaks)
+    return _listed_with_negation_after(text, end, right)
+
+
+def denied_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = None) -> bool:
+    """Is the mention denied after it ("X was not used"), itself or its list, or supposed?"""
+    return _denied_after(text, start, end, breaks) or supposed_at(text, start, end, breaks)
 
 
 def supposed_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = None) -> bool:
-    """Is the mention only supposed: is its clause conditional ("if we had looked ...")?"""
+    """Is the mention only supposed: is its clause conditional ("if we had looked ..."),
+    possible ("may include"), or a question?"""
     left, right = _clause_bounds(text, start, end, breaks)
     clause = text[max(left, start - CONTEXT_CHARS) : min(right, end + CONTEXT_CHARS)]
-    return _CONDITIONAL.search(clause) is not None
+    if _CONDITIONAL.search(clause) is not None:
+        return True
+    # The clause break after a question is its "?": a question runs to it.
+    return right < len(text) and text[right] == "?" or _QUESTION.search(clause) is not None
 
 
 def advised_against_at(text: str, start: int, end: int, breaks: ClauseBreaks | None = None) -> bool:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ...text.negation import negated_at
+from ...text.negation import negation_at
 
 
 @lru_cache(maxsize=4096)
@@ -65,8 +65,13 @@ def is_specific(term: str) -> bool:
 
 
 def negated_in(text: str | None, term: str) -> bool:
-    """Is ``term`` negated somewhere in ``text`` (the checklist's own words)?"""
+    """Is ``term`` negated somewhere in ``text`` (the checklist's own words)?
+
+    Negated, not merely supposed: "Checks whether data left the host (flow logs ...)" asks
+    for a result, it does not make the absence of flow logs the finding.
+    """
     text = text or ""
     return any(
-        negated_at(text, match.start(), match.end()) for match in term_pattern(term).finditer(text)
+        negation_at(text, match.start(), match.end())
+        for match in term_pattern(term).finditer(text)
     )
