@@ -113,6 +113,10 @@ DESTRUCTIVE_EXAMPLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("mysql -e 'DROP DATABASE app'", "DROP SCHEMA public CASCADE;", "drop schema app"),
         ("DROP USER 'x'@'%'",),
     ),
+    "crontab -r": (
+        ("crontab -r", "crontab -u root -r", "crontab -r -u root"),
+        ("crontab -l", "crontab -e", "crontab -u root -l > /root/cron.bak"),
+    ),
     "FLUSHALL / FLUSHDB": (("redis-cli FLUSHALL", "flushdb"), ("redis-cli SAVE",)),
 }
 

@@ -98,16 +98,23 @@ def test_no_evidence_without_discovery():
 # --------------------------------------------------------------------------- attribution
 
 
-def test_attribution_two_blocks_away_in_the_same_section_does_not_count():
+def test_attribution_anywhere_in_the_findings_section_counts():
     report = "# R\n\n## Miner\n\nkworkerd runs.\n\nIt uses all CPUs.\n\nIt came in over SSH.\n"
     claim = one(report).detection["attribution"]
+    assert claim.value == 1 and claim.quotes == ("It came in over SSH.", "kworkerd runs.")
+    assert "in the same section as Indicator `kworkerd` (line 5)" in claim.rationale
+
+
+def test_a_subsection_belongs_to_its_section():
+    report = "# R\n\n## Miner\n\nkworkerd runs.\n\n### Cause\n\nSSH brute force.\n"
+    assert det(one(report), "attribution") == 1
+
+
+def test_attribution_in_another_section_does_not_count():
+    report = "# R\n\n## Miner\n\nkworkerd runs.\n\nIt uses all CPUs.\n\n## Access\n\nSSH.\n"
+    claim = one(report).detection["attribution"]
     assert claim.value == 0 and claim.quotes == ()
-    assert "line 5" in claim.rationale
-
-
-def test_a_heading_between_is_a_block_too():
-    report = "## Miner\n\nkworkerd runs.\n\n### Cause\n\nSSH brute force.\n"
-    assert det(one(report), "attribution") == 0
+    assert "nor in its section (line 5)" in claim.rationale
 
 
 @pytest.mark.parametrize(
@@ -129,23 +136,17 @@ def test_attribution_in_the_block_before_or_after_quotes_both_lines(report, wher
     assert where in claim.rationale
 
 
-def test_an_executive_summary_naming_everything_does_not_attribute_every_item():
+def test_an_executive_summary_attributes_only_what_it_names_with_the_chain():
     report = (
         "# Report\n\n## Executive summary\n\n"
         "- Initial access: SSH brute force from 203.0.113.45.\n"
-        "- Miner: kworkerd under /var/tmp/.cache.\n"
-        "- Persistence: a systemd unit and a root crontab.\n"
-        "- Pool: xmr.pool.example.net:3333.\n"
+        "- Miner: kworkerd under /var/tmp/.cache.\n\n"
+        "## Network\n\n- Pool: xmr.pool.example.net:3333.\n"
     )
-    rng = make_range(
-        chk("CHK-01"),
-        chk("CHK-02", indicators=("crontab",)),
-        chk("CHK-03", indicators=("xmr.pool.example.net",)),
-    )
+    rng = make_range(chk("CHK-01"), chk("CHK-03", indicators=("xmr.pool.example.net",)))
     verdicts = judge(rng, submission(report))
-    assert det(verdicts["CHK-01"], "attribution") == 1  # the list item right after
-    assert det(verdicts["CHK-02"], "attribution") == 0  # two items away
-    assert det(verdicts["CHK-03"], "attribution") == 0
+    assert det(verdicts["CHK-01"], "attribution") == 1  # its section tells the chain
+    assert det(verdicts["CHK-03"], "attribution") == 0  # its section does not
 
 
 def test_attribution_on_the_indicator_line_is_one_quote():

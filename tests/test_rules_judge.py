@@ -5,6 +5,8 @@ tests/test_negation.py), one test (or more) per rule of docs/rules-judge.md."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import asyncio
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from tests.rules_cases import (
     judge,
     make_range,
     one,
+    pln,
     rich_range,
     rich_submission,
     submission,
@@ -98,27 +101,41 @@ def test_the_rules_judge_never_flags_wrong_attribution():
 # --------------------------------------------------------------------------- error items and N/A
 
 
-def test_no_indicators_is_an_error_verdict_not_zeros():
-    verdict = one("anything", indicators=())
+def test_without_indicators_terms_are_derived_from_the_criterion():
+    item = chk("CHK-01", indicators=())
+    item = replace(item, detection_criteria="Finds `kworkerd` running from /var/tmp/.cache/x.")
+    verdict = judge(make_range(item), submission("kworkerd ran from /var/tmp/.cache/x\n"))[
+        "CHK-01"
+    ]
+    assert verdict.status == "scored" and det(verdict, "discovery") == 1
+    claim = verdict.detection["discovery"]
+    assert "Terms derived from the criteria: Indicators `kworkerd`, `/var/tmp/.cache/x`" in (
+        claim.rationale
+    )
+
+
+def test_without_remediation_terms_they_are_derived_from_the_plan_criterion():
+    item = replace(chk("CHK-01", remediation=()), plan_criteria="Sets `PermitRootLogin no`.")
+    plan = "# Plan\n\n## kworkerd\n\nSet `PermitRootLogin no` and reload sshd.\n"
+    verdict = judge(make_range(item), submission("kworkerd", plan))["CHK-01"]
+    assert verdict.status == "scored" and pln(verdict, "correctness") == 1
+
+
+def test_with_nothing_to_derive_the_names_distinctive_words_are_the_terms():
+    item = replace(chk("CHK-01", indicators=(), remediation=()), name="Cron persistence")
+    item = replace(item, detection_criteria="Finds it.", plan_criteria="Removes it.")
+    verdict = judge(make_range(item), submission("The cron persistence was found.\n"))["CHK-01"]
+    assert verdict.status == "scored" and det(verdict, "discovery") == 1
+    assert "Indicators `Cron`, `persistence`" in verdict.detection["discovery"].rationale
+
+
+def test_an_item_with_nothing_to_derive_from_is_an_error_naming_why():
+    item = replace(chk("CHK-01", indicators=("  ",)), name="It", detection_criteria="Finds it.")
+    verdict = judge(make_range(item), submission("kworkerd"))["CHK-01"]
     assert verdict.status == "error"
-    assert verdict.error == "rules judge: no Indicators"
-    assert verdict.detection is None and verdict.plan is None
-
-
-def test_no_remediation_terms_is_an_error_verdict():
-    verdict = one("kworkerd", remediation=())
-    assert verdict.status == "error"
-    assert verdict.error == "rules judge: no Remediation terms"
-
-
-def test_no_indicators_and_no_remediation_terms_names_both():
-    verdict = one("kworkerd", indicators=(), remediation=())
-    assert verdict.error == "rules judge: no Indicators, no Remediation terms"
-
-
-def test_blank_terms_do_not_count():
-    verdict = one("kworkerd", indicators=("  ",))
-    assert verdict.error == "rules judge: no Indicators"
+    assert verdict.error == (
+        "rules judge: no Indicators, and none to derive from its Detection criterion"
+    )
 
 
 def test_plan_only_without_indicators_and_detection_only_without_remediation_are_scored():
@@ -202,7 +219,7 @@ SAMPLE_SCORES = {
             "CHK-08": (3, None),
             "CHK-09": (3, None),
             "CHK-10": (3, 2),
-            "CHK-11": (3, 2),
+            "CHK-11": (3, 0),  # crontab -r with no risk note: dangerous advice
             "CHK-12": (3, 2),
             "CHK-13": (3, 2),
             "CHK-14": (3, 2),
@@ -210,17 +227,17 @@ SAMPLE_SCORES = {
             "CHK-16": (3, None),
             "CHK-17": (0, None),
             "CHK-18": (0, 1),  # "rkhunter ... were not run": a tool not run is no finding
-            "CHK-19": (3, 1),
+            "CHK-19": (3, 2),  # "check with sshd -T": a named check
             "CHK-20": (3, 2),
             "CHK-21": (2, 2),
             "CHK-22": (2, 2),
             "CHK-23": (3, 2),
         },
-        (61, 69, 30, 34, "All-round"),
+        (61, 69, 29, 34, "All-round"),
     ),
     "redis-exposed": (
         {
-            "CHK-01": (2, 1),
+            "CHK-01": (3, 1),  # attributed in the section that presents it
             "CHK-02": (3, 0),
             "CHK-03": (3, 1),
             "CHK-04": (3, None),
@@ -233,7 +250,7 @@ SAMPLE_SCORES = {
             "CHK-11": (3, 0),
             "CHK-12": (None, 0),
         },
-        (29, 33, 4, 20, "Plan bottleneck"),
+        (30, 33, 4, 20, "Plan bottleneck"),
     ),
     "weak-baseline": (
         {
@@ -256,7 +273,7 @@ SAMPLE_SCORES = {
 
 
 SAMPLE_PENALTIES = {
-    "ssh-miner": {},
+    "ssh-miner": {"CHK-11": ("dangerous_advice",)},  # crontab -r
     "redis-exposed": {},
     "weak-baseline": {
         "CHK-01": ("fabrication",),  # CVE-2023-38408

@@ -41,8 +41,10 @@ ClauseBreaks: TypeAlias = tuple[list[int], list[int]]
 _CLAUSE_END = re.compile(r"[;!?]|\.(?=\s|$)|\s[\u2014\u2013-]\s|\u2014")
 # Inside a clause, the reach of a negation stops at these (and, before the term, at a
 # parenthesis: "never started (the miner" does not negate "miner").
+# ("and" too: "fail2ban is not installed and MaxAuthTries is at 6"; a negation that governs
+# a list joined by "and" is read by the list rule below.)
 _SCOPE_BREAK = re.compile(
-    r"[,:|]|\b(?:but|however|although|though|whereas|while|yet|except)\b", re.IGNORECASE
+    r"[,:|]|\b(?:and|but|however|although|though|whereas|while|yet|except)\b", re.IGNORECASE
 )
 _PARENTHESIS = re.compile(r"[()]")
 # A list inside a clause: its items are separated by commas, "and", "or"; the breaks of

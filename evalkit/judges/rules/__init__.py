@@ -18,15 +18,25 @@ of each dimension, the plan's with the dangerous-advice penalty),
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...markdown import parse
-from ...model import Checkpoint, JudgeInfo, PenaltyFlag, Range, Submission, Verdict
+from ...model import (
+    Checkpoint,
+    JudgeInfo,
+    PenaltyFlag,
+    Range,
+    Submission,
+    SubScoreVerdict,
+    Verdict,
+)
 from ...screening import screen
 from ..base import JudgeBase, JudgeResult, ProgressCallback
 from .detection import detection_scores
 from .document import DocumentView
 from .facts import FabricationRule
 from .plan import PlanRules
-from .terms import distinct_terms, term_pattern
+from .terms import distinct_terms, term_pattern, with_derived_terms
 
 EVALUATOR_MODEL = "rules-v1"
 # What `evalkit calibrate --judge rules --pairs holdout` measured against the shipped gold
@@ -54,6 +64,9 @@ class _Context:
     """Everything computed once per judge() call."""
 
     def __init__(self, rng: Range, submission: Submission) -> None:
+        # An item without Indicators or Remediation terms (both optional in the format) is
+        # read through terms derived from its own criteria, not refused.
+        rng, self.derived = with_derived_terms(rng)
         self.rng = rng
         report_md = parse(submission.report.text)
         plan_md = parse(submission.plan.text)
@@ -67,13 +80,14 @@ class _Context:
         self.plan_rules = PlanRules(rng, self.report, self.plan)
 
     def verdict(self, chk: Checkpoint) -> Verdict:
+        chk = self.rng.checkpoint(chk.id)  # with its derived terms, where it had none
         indicators = distinct_terms(chk.indicators)
         remediation = distinct_terms(chk.remediation_terms)
         missing = []
         if chk.has_detection and not indicators:
-            missing.append("no Indicators")
+            missing.append("no Indicators, and none to derive from its Detection criterion")
         if chk.has_plan and not remediation:
-            missing.append("no Remediation terms")
+            missing.append("no Remediation terms, and none to derive from its Plan criterion")
         if missing:
             return Verdict.failed(chk.id, "rules judge: " + ", ".join(missing))
         detection = detection_scores(self.report, chk, indicators) if chk.has_detection else None
@@ -89,7 +103,19 @@ class _Context:
                 "completeness": rules.completeness(chk, indicators, passages),
             }
             penalties.extend(rules.dangerous_flags(chk, passages))
+        if chk.id in self.derived:
+            note = f" (Terms derived from the criteria: {self.derived[chk.id]}.)"
+            detection = _noted(detection, note)
+            plan = _noted(plan, note)
         return Verdict(chk_id=chk.id, detection=detection, plan=plan, penalties=tuple(penalties))
+
+
+def _noted(
+    scores: dict[str, SubScoreVerdict] | None, note: str
+) -> dict[str, SubScoreVerdict] | None:
+    if scores is None:
+        return None
+    return {name: replace(sub, rationale=sub.rationale + note) for name, sub in scores.items()}
 
 
 class RulesJudge(JudgeBase):

@@ -171,6 +171,13 @@ DESTRUCTIVE: tuple[Destructive, ...] = (
         hint="drop",
     ),
     Destructive(
+        # The range review's case: it wipes every job of the user, not only the attacker's.
+        "crontab -r",
+        re.compile(rf"\bcrontab\b{_SHELL_END}*?(?<![\w-])-r(?![\w-])"),
+        "deletes every cron job of the user",
+        hint="crontab",
+    ),
+    Destructive(
         "FLUSHALL / FLUSHDB",
         re.compile(r"\bFLUSH(?:ALL|DB)\b", re.IGNORECASE),
         "deletes every Redis key",

@@ -162,11 +162,26 @@ def _attribution(
                 f"`{indicator}` (line {indicator_hit.line})."
             )
             return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
+    # A report often ties its findings to their cause in the section that presents them,
+    # not in the very block ("## Weaknesses that made it possible": a table of findings,
+    # then the chain in prose): the same top section under the title counts too.
+    by_section = {report.top_section(hit): (t, hit) for t, hit in indicator_at.values()}
+    for term, hit in candidates:
+        if report.top_section(hit) in by_section:
+            indicator, indicator_hit = by_section[report.top_section(hit)]
+            quotes = (hit.quote,)
+            if indicator_hit.quote != hit.quote:
+                quotes += (indicator_hit.quote,)
+            rationale = (
+                f"Attribution term `{term}` in {report.where(hit)}, in the same section as"
+                f" Indicator `{indicator}` (line {indicator_hit.line})."
+            )
+            return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
     lines = describe_lines(hit for _, hit in indicator_at.values())
     return SubScoreVerdict(
         0,
         rationale=(
             f"No Attribution term of {code_list(terms)} stated in, or in a block next to, a "
-            f"block where an Indicator is stated ({lines})."
+            f"block where an Indicator is stated, nor in its section ({lines})."
         ),
     )

@@ -320,6 +320,15 @@ class DocumentView:
             path = path[1:]
         return " / ".join(path) if path else self.md.sections[index].name
 
+    def top_section(self, hit: Hit) -> tuple[str, ...]:
+        """The section under the document's title that holds ``hit``: its path down to the
+        first heading of level 2 or deeper (a report's "# Title" covers every section)."""
+        section = self.md.sections[hit.section]
+        for depth, level in enumerate(section.levels):
+            if level >= 2:
+                return section.path[: depth + 1]
+        return section.path
+
     def where(self, hit: Hit) -> str:
         """Where a rationale says the match is: its section and line."""
         return f"section '{self.section_name(hit.section)}' (line {hit.line})"

@@ -38,7 +38,10 @@ _VERIFICATION = re.compile(
     r"|expect(?:s|ed)?(?=\s*:)"
     r"|(?:must|should)\s+(?:now\s+|still\s+)?(?:print|report|show|answer|return|read|list"
     r"|fail|succeed|be\s+refused|contain|match)"
-    r"|(?:must|should)\s+still\s+be)\b",
+    r"|(?:must|should)\s+still\s+be"
+    # a check named as one: "check with sudo -l -U deploy", "Check:", "re-check"
+    r"|(?:re-?)?check(?:s|ed|ing)?\s+(?:with|again|afterwards|whether)"
+    r"|(?:re-?)?checks?\s*:)\b",
     re.IGNORECASE,
 )
 
@@ -200,10 +203,10 @@ class PlanRules:
             return self._passages_cache[chk.id]
         terms = self._passage_terms(chk, indicators)
         # Plans often name the fix rather than the finding ("bind 127.0.0.1", not
-        # "0.0.0.0"): when no section names the item, the sections holding one of its
-        # Remediation terms are its passages.
+        # "0.0.0.0"), and often in a section of its own ("Block network"): the sections
+        # holding one of the item's specific Remediation terms are its passages too.
         fixes = tuple(term for term in distinct_terms(chk.remediation_terms) if is_specific(term))
-        in_plan = self.plan.sections_of(terms) or self.plan.sections_of(fixes)
+        in_plan = self.plan.sections_of(terms) | self.plan.sections_of(fixes)
         in_report = self.report.sections_of(terms) & self.report_remediation_sections
         if not in_report:
             in_report = self.report.sections_of(fixes) & self.report_remediation_sections
