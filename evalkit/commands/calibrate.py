@@ -34,6 +34,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="SELECTION",
         help="all | tune | holdout | fresh (runs/gold-split.json) | comma list of run/range globs",
     )
+    parser.add_argument(
+        "--reference",
+        metavar="LABELLER",
+        default="",
+        help="reference labeller of every pair, e.g. adjudicated"
+        " (default: the first non-blind labeller by name)",
+    )
     parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
     parser.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
     parser.add_argument(
@@ -71,7 +78,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     judge = calibration.calibration_judge(
         args.judge, model=args.model, prompt_dir=prompt_dir, repeats=args.repeats
     )
-    for rng, submission, _labels in calibration.load_pairs(args.ranges_dir, args.runs_dir, pairs):
+    for rng, submission, labels in calibration.load_pairs(args.ranges_dir, args.runs_dir, pairs):
+        if args.reference and args.reference not in {label.labeller for label in labels}:
+            raise EvalkitError(
+                f"{submission.run_id}/{rng.id} has no label by reference labeller"
+                f" {args.reference!r}"
+            )
         judge.preflight(rng, submission)
     out = (args.out or default_out_dir(args.judge, args.model)).resolve()
     if out.exists() and not out.is_dir():
@@ -87,6 +99,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         ranges_dir=str(args.ranges_dir.resolve()),
         seed=args.seed,
         bootstrap=args.bootstrap,
+        reference=args.reference,
     )
     run = execute_notebook(
         args.notebook or template_path(CALIBRATION_NOTEBOOK),

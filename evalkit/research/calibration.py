@@ -26,10 +26,11 @@ What is compared with what:
   as the judge's do.
 * A checkpoint the judge errored on is left out of every comparison and listed.
 
-The **reference** label of a pair, which the main tables use, is the first
-non-blind labeller by name (the first by name when all are blind). The human
-band compares the judge with every labeller by name, and every two labellers
-of the same pairs with each other.
+The **reference** label of a pair, which the main tables use, is the one by
+``reference_labeller`` (``evalkit calibrate --reference``, e.g. an adjudicated
+label), else the first non-blind labeller by name (the first by name when all
+are blind). The human band compares the judge with every labeller by name, and
+every two labellers of the same pairs with each other.
 """
 
 from __future__ import annotations
@@ -468,7 +469,13 @@ def _agreement_frame(targets: Mapping[str, Agreement]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- calibrate
 
 
-def _reference(labels: Sequence[LabelSet]) -> LabelSet | None:
+def _reference(labels: Sequence[LabelSet], preferred: str | None = None) -> LabelSet | None:
+    if preferred is not None:
+        named = [label for label in labels if label.labeller == preferred]
+        if not named:
+            pair = f"{labels[0].run_id}/{labels[0].range_id}" if labels else "a pair"
+            raise EvalkitError(f"{pair} has no label by reference labeller {preferred!r}")
+        return named[0]
     if not labels:
         return None
     ordered = sorted(labels, key=lambda label: (label.blind, label.labeller))
@@ -509,8 +516,13 @@ def calibrate(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    reference_labeller: str | None = None,
 ) -> Calibration:
-    """Compare the judge with the labels of every case; pure (no I/O, no judge call)."""
+    """Compare the judge with the labels of every case; pure (no I/O, no judge call).
+
+    ``reference_labeller`` names the reference labeller of every pair (an EvalkitError for a
+    pair without that label); None keeps the first non-blind labeller by name.
+    """
     import pandas as pd
 
     judge_rows: list[dict[str, Any]] = []
@@ -525,7 +537,7 @@ def calibrate(
         rows, errors = _readings_of_judge(evaluation)
         judge_rows.extend(rows)
         judge_errors.extend(errors)
-        reference = _reference(case.labels)
+        reference = _reference(case.labels, reference_labeller)
         pair_name = f"{evaluation.submission.run_id}/{evaluation.range.id}"
         summaries: dict[str, Summary] = {}
         for labels in case.labels:
