@@ -7,7 +7,11 @@ of its own; it only forwards to the Python side through hidden text widgets:
 
 * a key pressed while the focus is inside a labelling app (``.evk-app``), not in
   a text box, and listed in the app's key map, goes to the app's key channel
-  (``.evk-keys``) instead of JupyterLab's own shortcuts;
+  (``.evk-keys``) instead of JupyterLab's own shortcuts. ipywidgets sends only
+  the latest value of a widget while a message is in flight, so the channel
+  holds the last :data:`KEY_WINDOW` keys, each numbered (``<page>:<n>:<key>``,
+  joined by :data:`EVENT_SEPARATOR`), and the Python side acts on those it has
+  not seen: keys typed fast are never lost;
 * text selected with the mouse in a document (``.evk-doc-scroll``) goes to the
   selection channel (``.evk-selection``) with the document's name;
 * a document scrolls to the element marked ``evk-jump`` whenever its
@@ -18,12 +22,44 @@ The Python side (:meth:`LabellingApp.press`, ``select``) is what tests drive.
 
 from __future__ import annotations
 
-__all__ = ["FIELD_SEPARATOR", "SCRIPT", "STYLE", "TOKEN_SEPARATOR"]
+__all__ = [
+    "EVENT_SEPARATOR",
+    "FIELD_SEPARATOR",
+    "KEY_WINDOW",
+    "SCRIPT",
+    "STYLE",
+    "TOKEN_SEPARATOR",
+    "new_keys",
+]
 
 # What the script writes into a channel: "<value>\u241e<counter>", so that the same key
 # pressed twice still changes the widget's value; a selection is "<source>\u241f<text>".
 TOKEN_SEPARATOR = "\u241e"
 FIELD_SEPARATOR = "\u241f"
+EVENT_SEPARATOR = "\u241d"
+KEY_WINDOW = 64
+
+
+def new_keys(value: str, seen: tuple[str, int]) -> tuple[list[str], tuple[str, int]]:
+    """The keys in a key channel's ``value`` not yet acted on, and the new ``seen`` mark.
+
+    ``seen`` is ``(page, number)`` of the last key acted on; a new page (the browser
+    reloaded) starts its numbers again.
+    """
+    keys: list[str] = []
+    page, last = seen
+    for event in value.split(EVENT_SEPARATOR):
+        parts = event.split(":", 2)
+        if len(parts) != 3 or not parts[1].isdigit():
+            continue
+        number = int(parts[1])
+        if parts[0] != page:
+            page, last = parts[0], 0
+        if number > last:
+            keys.append(parts[2])
+            last = number
+    return keys, (page, last)
+
 
 STYLE = """
 <style>
@@ -62,19 +98,23 @@ SCRIPT = r"""
   if (window.__evalkitLabelling) { return; }
   window.__evalkitLabelling = true;
   let counter = 0;
-  const TOKEN = "\u241e", FIELD = "\u241f";
+  const TOKEN = "\u241e", FIELD = "\u241f", EVENTS = "\u241d", WINDOW = 64;
+  const page = Math.random().toString(36).slice(2, 10);
   function editable(el) {
     if (!el || !el.tagName) { return false; }
     if (el.isContentEditable || ["TEXTAREA", "SELECT"].includes(el.tagName)) { return true; }
     return el.tagName === "INPUT" && !["checkbox", "button", "radio"].includes(el.type);
   }
-  function send(app, channel, value) {
+  function write(app, channel, value) {
     const input = app.querySelector("." + channel + " input, ." + channel + " textarea");
     if (!input) { return; }
-    counter += 1;
-    input.value = value + TOKEN + counter;
+    input.value = value;
     input.dispatchEvent(new Event("input", { bubbles: true }));
     input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+  function send(app, channel, value) {
+    counter += 1;
+    write(app, channel, value + TOKEN + counter);
   }
   window.addEventListener("keydown", function (event) {
     const target = event.target;
@@ -85,7 +125,11 @@ SCRIPT = r"""
     if (!keys.includes(event.key)) { return; }
     event.preventDefault();
     event.stopImmediatePropagation();
-    send(app, "evk-keys", event.key);
+    counter += 1;
+    const queue = (app.__evkKeys = app.__evkKeys || []);
+    queue.push(page + ":" + counter + ":" + event.key);
+    if (queue.length > WINDOW) { queue.splice(0, queue.length - WINDOW); }
+    write(app, "evk-keys", queue.join(EVENTS));
   }, true);
   document.addEventListener("mouseup", function (event) {
     const target = event.target;

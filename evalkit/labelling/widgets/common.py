@@ -10,7 +10,7 @@ import ipywidgets as w
 
 from ...checklist import list_ranges
 from ...runs import list_runs
-from .browser import FIELD_SEPARATOR, STYLE, TOKEN_SEPARATOR
+from .browser import FIELD_SEPARATOR, STYLE, TOKEN_SEPARATOR, new_keys
 
 __all__ = ["Channels", "LABELLER_NAME", "pairs_of", "ranges_of_run", "style_widget"]
 
@@ -47,7 +47,14 @@ class Channels:
             f'<span data-keys="{" ".join(keys)}"></span>', layout={"display": "none"}
         )
         self.keymap.add_class("evk-keymap")
-        self.keys.observe(lambda c: on_key(str(c["new"]).split(TOKEN_SEPARATOR)[0]), "value")
+        self.seen: tuple[str, int] = ("", 0)
+
+        def typed(change: Mapping[str, object]) -> None:
+            keys, self.seen = new_keys(str(change["new"]), self.seen)
+            for key in keys:
+                on_key(key)
+
+        self.keys.observe(typed, "value")
 
         def selected(change: Mapping[str, object]) -> None:
             value = str(change["new"]).split(TOKEN_SEPARATOR)[0]

@@ -167,6 +167,7 @@ class LabellingApp:
         run = self.run.value
         ranges = ranges_of_run(self.ranges_dir, self.runs_dir, run) if run else []
         self.range.options = ranges
+        self.range.value = ranges[0] if ranges else None
         self._pair_changed()
 
     def _pair_changed(self) -> None:

@@ -1,7 +1,7 @@
 """The document viewer: the report, the plan and the Facts, rendered, numbered, searchable.
 
 One search box looks through both documents: every match is marked, and the
-previous/next buttons (or Enter in the box) jump from match to match, report
+previous/next buttons jump from match to match, report
 first, switching to the document that holds it. :meth:`DocumentViewer.show`
 highlights a passage (a quote) and jumps to it. The HTML comes from
 :mod:`evalkit.labelling.render`; the scrolling is done in the browser
@@ -59,7 +59,6 @@ class DocumentViewer:
         self.matches: dict[str, int] = {name: 0 for name in SOURCES}
         self.jump = 0
         self.search.observe(lambda _change: self.find(), names="value")
-        self.search.on_submit(lambda _text: self.step(1))
         self.previous.on_click(lambda _button: self.step(-1))
         self.next.on_click(lambda _button: self.step(1))
 
