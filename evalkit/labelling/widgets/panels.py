@@ -70,8 +70,8 @@ class ScorePanel:
             toggle = w.ToggleButtons(
                 options=[("0", 0), ("1", 1)],
                 value=None,
-                style={"button_width": "34px"},
-                layout={"width": "90px"},
+                style={"button_width": "30px"},
+                layout={"width": "auto", "min_width": "80px"},
             )
             toggle.add_class(f"evk-score-{name}")
             toggle.observe(self._changed(name), names="value")

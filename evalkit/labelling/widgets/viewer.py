@@ -67,8 +67,6 @@ class DocumentViewer:
     def load(self, rng: Range, submission: Submission) -> None:
         self.texts = {"report": submission.report.text, "plan": submission.plan.text}
         self.filenames = {"report": submission.report.filename, "plan": submission.plan.filename}
-        for index, name in enumerate(SOURCES):
-            self.tabs.set_title(index, f"{name.title()}: {self.filenames[name]}")
         self.panes["facts"].value = facts_html(rng)
         self.highlights = {name: [] for name in SOURCES}
         self.focus = None
