@@ -109,14 +109,13 @@ def _quote_ref(sources: Sources, quote: str, source: str) -> QuoteRef:
 
 def label_side(labels: LabelSet, sources: Sources) -> Side:
     """A label file as a side: its sub-scores, note, borderline flag and penalty quotes."""
+    def subs(values: Mapping[str, int] | None) -> dict[str, SubReading] | None:
+        if values is None:
+            return None
+        return {name: SubReading(value=value) for name, value in values.items()}
+
     readings: dict[str, Reading] = {}
     for item in labels.items:
-
-        def subs(values: Mapping[str, int] | None) -> dict[str, SubReading] | None:
-            if values is None:
-                return None
-            return {name: SubReading(value=value) for name, value in values.items()}
-
         readings[item.chk_id] = Reading(
             side=labels.labeller,
             chk_id=item.chk_id,
