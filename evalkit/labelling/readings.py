@@ -109,6 +109,7 @@ def _quote_ref(sources: Sources, quote: str, source: str) -> QuoteRef:
 
 def label_side(labels: LabelSet, sources: Sources) -> Side:
     """A label file as a side: its sub-scores, note, borderline flag and penalty quotes."""
+
     def subs(values: Mapping[str, int] | None) -> dict[str, SubReading] | None:
         if values is None:
             return None
