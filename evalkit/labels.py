@@ -8,8 +8,10 @@ short note; ``evalkit calibrate`` measures judges against these files.
 
 :func:`load_labels` checks a file against the schema; :func:`check_labels`
 checks it against its checklist and documents (coverage, N/A scopes, quotes,
-checklist hash, folder); :func:`validate_label_files` is what ``evalkit
-validate`` runs on them.
+checklist hash, folder, and for an adjudicated label the labels it resolves);
+:func:`validate_label_files` is what ``evalkit validate`` runs on them. They
+are the one home of these checks: the labelling notebook
+(:mod:`evalkit.labelling`) calls them before it writes a label, never a copy.
 """
 
 from __future__ import annotations
@@ -32,20 +34,33 @@ from .penalties import PENALTY_SOURCES, penalty_rule
 from .runs import load_submission
 
 __all__ = [
+    "JUDGE_SIDE_PREFIX",
     "LABELS_DIRNAME",
+    "RESOLUTION_AGREED",
+    "RESOLUTION_EDITED",
     "ItemLabel",
     "LabelPenalty",
     "LabelSet",
     "check_labels",
+    "check_penalty",
     "find_label_files",
     "find_labels",
+    "label_data",
+    "label_from_data",
     "labelled_pairs",
     "load_labels",
+    "penalty_problems",
     "validate_label_files",
 ]
 
 LABELS_DIRNAME = "labels"
 SCHEMA_RESOURCE = "schemas/labels.schema.json"
+# A side of an adjudication is a labeller's name or "judge:<evaluation folder>".
+JUDGE_SIDE_PREFIX = "judge:"
+# An adjudicated checkpoint's resolution: every side agreed, the adjudicator edited it,
+# or the name of the side taken.
+RESOLUTION_AGREED = "agreed"
+RESOLUTION_EDITED = "edited"
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,8 @@ class ItemLabel:
     plan: Mapping[str, int] | None
     penalties: tuple[LabelPenalty, ...]
     note: str
+    borderline: bool = False  # a careful reader could score it differently
+    resolution: str | None = None  # adjudicated labels: agreed, edited or the side taken
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,13 @@ class LabelSet:
     blind: bool
     items: tuple[ItemLabel, ...]
     path: Path
+    created: str = ""
+    # Where the labelling notebook's pre-filled values came from (a labeller, or
+    # "judge:<folder>" for an evaluation's verdicts); None when labelled from scratch.
+    prefilled_from: str | None = None
+    # An adjudicated label: the sides (labellers, "judge:<folder>") whose disagreements
+    # it resolves; () for an ordinary label.
+    resolves: tuple[str, ...] = ()
 
     def item(self, chk_id: str) -> ItemLabel:
         for item in self.items:
@@ -116,12 +140,26 @@ def load_labels(path: Path) -> LabelSet:
         raise LabelError(f"not valid UTF-8 (byte {exc.start})", path=path) from exc
     except json.JSONDecodeError as exc:
         raise LabelError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        problems = [
-            f"schema: {_json_path(e.absolute_path)}: {' '.join(e.message.split())[:200]}"
-            for e in errors
-        ]
+    return label_from_data(data, path)
+
+
+def _schema_problems(data: Any, validator: Draft202012Validator) -> list[str]:
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    return [
+        f"schema: {_json_path(e.absolute_path)}: {' '.join(e.message.split())[:200]}"
+        for e in errors
+    ]
+
+
+def label_from_data(data: Any, path: Path) -> LabelSet:
+    """The :class:`LabelSet` of a label file's JSON ``data``, checked against the schema.
+
+    ``path`` is where the file is (or will be written); a schema problem is a
+    LabelError naming it, with every problem in ``problems``.
+    """
+    path = Path(path)
+    problems = _schema_problems(data, _validator())
+    if problems:
         raise LabelError(problems[0], path=path, problems=problems)
     return LabelSet(
         labeller=data["labeller"],
@@ -131,7 +169,51 @@ def load_labels(path: Path) -> LabelSet:
         blind=data["blind"],
         items=tuple(_item(raw) for raw in data["checkpoints"]),
         path=path,
+        created=data["created"],
+        prefilled_from=data.get("prefilled_from"),
+        resolves=tuple(data.get("resolves", ())),
     )
+
+
+def label_data(labels: LabelSet) -> dict[str, Any]:
+    """The JSON object of a label file (the inverse of :func:`label_from_data`).
+
+    The optional keys (``prefilled_from``, ``resolves``, ``borderline``,
+    ``resolution``) are written only when they say something, so a label without
+    them reads exactly as the format always had it.
+    """
+    data: dict[str, Any] = {
+        "schema_version": 1,
+        "labeller": labels.labeller,
+        "range": labels.range_id,
+        "run_id": labels.run_id,
+        "checklist_sha256": labels.checklist_sha256,
+        "created": labels.created,
+        "blind": labels.blind,
+    }
+    if labels.prefilled_from is not None:
+        data["prefilled_from"] = labels.prefilled_from
+    if labels.resolves:
+        data["resolves"] = list(labels.resolves)
+    checkpoints: list[dict[str, Any]] = []
+    for item in labels.items:
+        raw: dict[str, Any] = {
+            "chk_id": item.chk_id,
+            "detection": dict(item.detection) if item.detection is not None else None,
+            "plan": dict(item.plan) if item.plan is not None else None,
+            "penalties": [
+                {"rule": p.rule, "source": p.source, "quote": p.quote, "detail": p.detail}
+                for p in item.penalties
+            ],
+            "note": item.note,
+        }
+        if item.borderline:
+            raw["borderline"] = True
+        if item.resolution is not None:
+            raw["resolution"] = item.resolution
+        checkpoints.append(raw)
+    data["checkpoints"] = checkpoints
+    return data
 
 
 def _item(raw: Mapping[str, Any]) -> ItemLabel:
@@ -144,6 +226,8 @@ def _item(raw: Mapping[str, Any]) -> ItemLabel:
             for p in raw["penalties"]
         ),
         note=raw["note"],
+        borderline=bool(raw.get("borderline", False)),
+        resolution=raw.get("resolution"),
     )
 
 
@@ -179,8 +263,10 @@ def check_labels(labels: LabelSet, rng: Range, submission: Submission) -> list[s
 
     Checks: the pair and folder match, the checklist hash is current (a stale
     label is refused), every CHK appears exactly once and no unknown one, the
-    nulls match each checkpoint's scope, and every penalty quote is verbatim in
-    its document (the tolerance judge quotes get, :mod:`evalkit.grounding`).
+    nulls match each checkpoint's scope, every penalty quote is verbatim in
+    its document (the tolerance judge quotes get, :mod:`evalkit.grounding`),
+    a label pre-filled from another label is not blind, and an adjudicated
+    label (``resolves``) fits the labels it resolves (:func:`_adjudication_problems`).
     """
     problems: list[str] = []
     problems += _pair_problems(labels, rng, submission)
@@ -213,7 +299,11 @@ def check_labels(labels: LabelSet, rng: Range, submission: Submission) -> list[s
             expected = "null" if not checkpoint.has_plan else "the two sub-scores"
             problems.append(f"{item.chk_id}: plan must be {expected} for a {scope} checkpoint")
         for penalty in item.penalties:
-            problems += _penalty_problems(item.chk_id, penalty, checkpoint.scope, sources)
+            problems += penalty_problems(item.chk_id, penalty, checkpoint.scope, sources)
+    prefill = labels.prefilled_from
+    if prefill is not None and not prefill.startswith(JUDGE_SIDE_PREFIX) and labels.blind:
+        problems.append(f"blind is true, but the label was pre-filled from label {prefill!r}")
+    problems += _adjudication_problems(labels)
     return problems
 
 
@@ -239,9 +329,10 @@ def _pair_problems(labels: LabelSet, rng: Range, submission: Submission) -> list
     return problems
 
 
-def _penalty_problems(
-    chk_id: str, penalty: LabelPenalty, scope: str, sources: Sources
-) -> list[str]:
+def penalty_problems(chk_id: str, penalty: LabelPenalty, scope: str, sources: Sources) -> list[str]:
+    """Why one penalty of checkpoint ``chk_id`` (of ``scope``) cannot stand, one line each:
+    a document its rule may not quote, a dimension N/A for the checkpoint, or a quote
+    not verbatim in its document. ``[]`` when it stands."""
     problems: list[str] = []
     allowed = PENALTY_SOURCES[penalty.rule]
     if penalty.source not in allowed:
@@ -262,6 +353,98 @@ def _penalty_problems(
         problems.append(
             f"{chk_id}: penalty quote not found verbatim in the {penalty.source}: {penalty.quote!r}"
         )
+    return problems
+
+
+@cache
+def _penalty_validator() -> Draft202012Validator:
+    schema: dict[str, Any] = dict(_validator().schema)  # type: ignore[arg-type]
+    return Draft202012Validator({**schema["$defs"]["penalty"], "$defs": schema["$defs"]})
+
+
+def check_penalty(chk_id: str, data: Mapping[str, Any], scope: str, sources: Sources) -> list[str]:
+    """One penalty as a label file would hold it (``rule``, ``source``, ``quote``,
+    ``detail``), checked as :func:`check_labels` checks it inside a file: the schema's
+    penalty object first, then :func:`penalty_problems`. ``[]`` when it stands."""
+    problems = [
+        f"{chk_id}: {problem.removeprefix('schema: ')}"
+        for problem in _schema_problems(data, _penalty_validator())
+    ]
+    if problems:
+        return problems
+    penalty = LabelPenalty(
+        rule=data["rule"], source=data["source"], quote=data["quote"], detail=data["detail"]
+    )
+    return penalty_problems(chk_id, penalty, scope, sources)
+
+
+def _reading(item: ItemLabel) -> tuple[Any, ...]:
+    """What an adjudication compares of a checkpoint: sub-scores and penalty rules."""
+    return (
+        dict(item.detection) if item.detection is not None else None,
+        dict(item.plan) if item.plan is not None else None,
+        sorted({penalty.rule for penalty in item.penalties}),
+    )
+
+
+def _adjudication_problems(labels: LabelSet) -> list[str]:
+    """An adjudicated label against the labels it resolves (read from beside it).
+
+    ``resolves`` names the sides; each labeller side's file must be beside this one,
+    a label cannot resolve itself, and an adjudicator who saw the labels is not
+    blind. Every checkpoint records its ``resolution``: ``agreed`` only where every
+    labeller side reads it as the adjudicated label does (sub-scores and penalty
+    rules), a labeller's name only where that labeller reads it so, ``judge:<folder>``
+    (not checked against the evaluation, which may be gone), or ``edited``.
+    """
+    resolutions = [item for item in labels.items if item.resolution is not None]
+    if not labels.resolves:
+        return [
+            f"{item.chk_id}: a resolution ({item.resolution!r}) but the label resolves nothing"
+            " (no resolves)"
+            for item in resolutions
+        ]
+    problems: list[str] = []
+    if labels.blind:
+        problems.append("an adjudicated label (resolves) cannot be blind")
+    if labels.labeller in labels.resolves:
+        problems.append(f"label {labels.labeller!r} cannot resolve itself")
+    reserved = {RESOLUTION_AGREED, RESOLUTION_EDITED} & set(labels.resolves)
+    if reserved:
+        problems.append(f"resolves names {sorted(reserved)}, which are resolutions, not labels")
+    others: dict[str, LabelSet] = {}
+    for side in labels.resolves:
+        if side.startswith(JUDGE_SIDE_PREFIX) or side in reserved or side == labels.labeller:
+            continue
+        path = labels.path.with_name(f"{side}.json")
+        if not path.is_file():
+            problems.append(f"resolves {side!r}, but there is no {path.name} beside it")
+            continue
+        try:
+            others[side] = load_labels(path)
+        except LabelError as exc:
+            problems.append(f"resolves {side!r}, whose {path.name} is not a label file: {exc}")
+    for item in labels.items:
+        resolution = item.resolution
+        if resolution is None:
+            problems.append(f"{item.chk_id}: no resolution (agreed, edited or the side taken)")
+            continue
+        if resolution == RESOLUTION_EDITED:
+            continue
+        if resolution != RESOLUTION_AGREED and resolution not in labels.resolves:
+            problems.append(f"{item.chk_id}: resolution {resolution!r} is not a side it resolves")
+            continue
+        compared = list(others) if resolution == RESOLUTION_AGREED else [resolution]
+        for side in compared:
+            other = others.get(side)
+            if other is None:
+                continue
+            theirs = next((i for i in other.items if i.chk_id == item.chk_id), None)
+            if theirs is None or _reading(theirs) != _reading(item):
+                problems.append(
+                    f"{item.chk_id}: resolution {resolution!r}, but label {side!r} reads it"
+                    " differently (sub-scores or penalty rules); say 'edited' or take its reading"
+                )
     return problems
 
 

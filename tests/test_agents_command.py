@@ -44,8 +44,8 @@ def test_agents_compares_two_runs_range_by_range_and_pooled(workspace: Path):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("all ranges, detection: no difference beyond noise, Δ -1.4 pp [")
-    assert lines[1].startswith("agent-b plans better on all ranges: Δ +17.6 pp [")
+    assert lines[0].startswith("all ranges, detection: no difference beyond noise, Δ -2.2 pp [")
+    assert lines[1].startswith("agent-b plans better on all ranges: Δ +16.2 pp [")
     assert "  agent-b plans better on redis-exposed: Δ +55.0 pp [" in "\n".join(lines)
     data = json.loads((workspace / "ag/agents.json").read_text())
     assert data["ranges"] == ["redis-exposed", "ssh-miner", "weak-baseline"]

@@ -33,7 +33,8 @@ def test_a_label_mirroring_the_judge_agrees_everywhere(workspace: Path):
     pooled = result.agreement["pooled"]
     assert pooled[ALL_SUBSCORES].accuracy == 1.0
     assert pooled["penalty:fabrication"].accuracy == 1.0
-    assert pooled["penalty:dangerous_advice"].confusion.tp == 2  # CHK-04 and CHK-09
+    # weak-baseline CHK-04 and CHK-09; ssh-miner CHK-11 (crontab -r)
+    assert pooled["penalty:dangerous_advice"].confusion.tp == 3
     # alice is not blind, so she is the reference
     assert result.reference == {"demo/ssh-miner": "alice", "demo/weak-baseline": "alice"}
     assert result.disagreements == ()

@@ -13,10 +13,14 @@ from jsonschema import Draft202012Validator
 
 from evalkit.checklist import load_range
 from evalkit.errors import EvalkitError, LabelError
+from evalkit.grounding import Sources
 from evalkit.labels import (
     check_labels,
+    check_penalty,
     find_label_files,
     find_labels,
+    label_data,
+    label_from_data,
     labelled_pairs,
     load_labels,
     validate_label_files,
@@ -300,3 +304,132 @@ def test_cli_validate_on_a_schema_breaking_label_file(samples: Path, good: dict[
     bad = [line for line in result.stdout.splitlines() if "redis-exposed/labels/a" in line]
     assert len(bad) == 2
     assert all(line.startswith("runs/demo/redis-exposed/labels/a.json: schema: $.") for line in bad)
+
+
+# --------------------------------------------------------------------------- optional fields
+
+
+def test_old_files_without_the_optional_fields_stay_valid_and_read_as_defaults(samples: Path):
+    labels = load_labels(label_path(samples))
+    assert (labels.prefilled_from, labels.resolves) == (None, ())
+    assert {(item.borderline, item.resolution) for item in labels.items} == {(False, None)}
+
+
+def test_label_data_is_the_inverse_of_reading_and_omits_what_says_nothing(
+    samples: Path, good: dict[str, Any]
+):
+    path = label_path(samples)
+    assert label_data(load_labels(path)) == good
+    data = copy.deepcopy(good)
+    checkpoint(data, "CHK-02")["borderline"] = True
+    data["prefilled_from"] = "judge:rules"
+    assert label_data(label_from_data(data, path)) == data
+
+
+def test_borderline_is_a_boolean(samples: Path, good: dict[str, Any]):
+    data = copy.deepcopy(good)
+    checkpoint(data, "CHK-02")["borderline"] = True
+    assert problems_of(samples, data) == []
+    assert load_labels(label_path(samples)).item("CHK-02").borderline is True
+    checkpoint(data, "CHK-02")["borderline"] = "yes"
+    with pytest.raises(LabelError, match="borderline"):
+        label_from_data(data, label_path(samples))
+
+
+def test_a_label_prefilled_from_another_label_is_not_blind(samples: Path, good: dict[str, Any]):
+    data = copy.deepcopy(good)
+    data.update(prefilled_from="judge:rules", blind=True)
+    assert problems_of(samples, data) == []  # a judge is not another label
+    data.update(prefilled_from="b")
+    assert problems_of(samples, data) == [
+        "blind is true, but the label was pre-filled from label 'b'"
+    ]
+
+
+def adjudicated(samples: Path, resolves: list[str]) -> dict[str, Any]:
+    """An adjudicated label of demo/redis-exposed: a's reading, every checkpoint 'a'."""
+    data = copy.deepcopy(read(label_path(samples)))
+    data.update(labeller="adjudicated", resolves=resolves, blind=False)
+    for raw in data["checkpoints"]:
+        raw["resolution"] = "a"
+    return data
+
+
+def test_an_adjudicated_label_records_the_side_taken_per_checkpoint(samples: Path):
+    data = adjudicated(samples, ["a", "b"])
+    assert problems_of(samples, data, name="adjudicated.json") == []
+    labels = load_labels(label_path(samples).with_name("adjudicated.json"))
+    assert labels.resolves == ("a", "b")
+    assert {item.resolution for item in labels.items} == {"a"}
+
+
+def test_an_adjudicated_label_must_fit_the_labels_it_resolves(samples: Path):
+    a = read(label_path(samples))
+    b = read(label_path(samples).with_name("b.json"))
+    differ = next(
+        x["chk_id"]
+        for x, y in zip(a["checkpoints"], b["checkpoints"], strict=True)
+        if (x["detection"], x["plan"]) != (y["detection"], y["plan"])
+    )
+    same = next(
+        x["chk_id"]
+        for x, y in zip(a["checkpoints"], b["checkpoints"], strict=True)
+        if x["chk_id"] != "CHK-01"
+        and (x["detection"], x["plan"], [p["rule"] for p in x["penalties"]])
+        == (y["detection"], y["plan"], [p["rule"] for p in y["penalties"]])
+    )
+    data = adjudicated(samples, ["a", "b", "c", "judge:rules"])
+    data["blind"] = True
+    checkpoint(data, differ)["resolution"] = "b"  # but it holds a's reading
+    checkpoint(data, same)["resolution"] = "agreed"  # true: a and b read it alike
+    checkpoint(data, "CHK-01").pop("resolution")
+    problems = problems_of(samples, data, name="adjudicated.json")
+    assert "an adjudicated label (resolves) cannot be blind" in problems
+    assert "resolves 'c', but there is no c.json beside it" in problems
+    assert "CHK-01: no resolution (agreed, edited or the side taken)" in problems
+    assert any(p.startswith(f"{differ}: resolution 'b', but label 'b' reads it") for p in problems)
+    assert not any(p.startswith(f"{same}:") for p in problems)
+    checkpoint(data, differ)["resolution"] = "agreed"
+    problems = problems_of(samples, data, name="adjudicated.json")
+    assert any(p.startswith(f"{differ}: resolution 'agreed', but label 'b'") for p in problems)
+    checkpoint(data, differ)["resolution"] = "judge:rules"  # not checked: the folder may be gone
+    checkpoint(data, same)["resolution"] = "x"
+    problems = problems_of(samples, data, name="adjudicated.json")
+    assert not any(p.startswith(f"{differ}:") for p in problems)
+    assert f"{same}: resolution 'x' is not a side it resolves" in problems
+
+
+def test_resolutions_need_resolves_and_a_label_cannot_resolve_itself(
+    samples: Path, good: dict[str, Any]
+):
+    data = copy.deepcopy(good)
+    checkpoint(data, "CHK-01")["resolution"] = "edited"
+    assert problems_of(samples, data) == [
+        "CHK-01: a resolution ('edited') but the label resolves nothing (no resolves)"
+    ]
+    data = adjudicated(samples, ["adjudicated", "b"])
+    assert "label 'adjudicated' cannot resolve itself" in problems_of(
+        samples, data, name="adjudicated.json"
+    )
+    data = adjudicated(samples, ["a"])  # one side is nothing to adjudicate
+    with pytest.raises(LabelError, match="resolves"):
+        label_from_data(data, label_path(samples))
+
+
+def test_check_penalty_is_the_schema_then_the_checks_of_a_file(samples: Path):
+    rng = load_range(samples / "ranges", "redis-exposed")
+    submission = load_submission(samples / "runs", "demo", rng)
+    sources = Sources.of(submission)
+    line = next(ln for ln in submission.plan.text.splitlines() if len(ln.strip()) > 20).strip()
+    good = {"rule": "dangerous_advice", "source": "plan", "quote": line, "detail": "risky"}
+    assert check_penalty("CHK-01", good, "both", sources) == []
+    assert check_penalty("CHK-01", {**good, "detail": ""}, "both", sources) == [
+        "CHK-01: $.detail: '' should be non-empty"
+    ]
+    assert check_penalty("CHK-04", good, "detection-only", sources) == [
+        "CHK-04: a dangerous_advice penalty acts on the plan, N/A for a detection-only checkpoint"
+    ]
+    problems = check_penalty("CHK-01", {**good, "quote": line + " and more"}, "both", sources)
+    assert problems == [
+        f"CHK-01: penalty quote not found verbatim in the plan: {line + ' and more'!r}"
+    ]

@@ -30,6 +30,7 @@ NOTEBOOKS = {
         "out_dir",
         "seed",
         "bootstrap",
+        "reference",
     },
     "compare.ipynb": {"evaluations", "names", "out_dir", "seed", "bootstrap"},
 }

@@ -5,9 +5,8 @@ tests/test_negation.py), one test (or more) per rule of docs/rules-judge.md."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -104,9 +103,7 @@ def test_the_rules_judge_never_flags_wrong_attribution():
 def test_without_indicators_terms_are_derived_from_the_criterion():
     item = chk("CHK-01", indicators=())
     item = replace(item, detection_criteria="Finds `kworkerd` running from /var/tmp/.cache/x.")
-    verdict = judge(make_range(item), submission("kworkerd ran from /var/tmp/.cache/x\n"))[
-        "CHK-01"
-    ]
+    verdict = judge(make_range(item), submission("kworkerd ran from /var/tmp/.cache/x\n"))["CHK-01"]
     assert verdict.status == "scored" and det(verdict, "discovery") == 1
     claim = verdict.detection["discovery"]
     assert "Terms derived from the criteria: Indicators `kworkerd`, `/var/tmp/.cache/x`" in (

@@ -37,6 +37,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="SELECTION",
         help="all | tune | holdout | fresh (runs/gold-split.json) | comma list of run/range globs",
     )
+    parser.add_argument(
+        "--reference",
+        metavar="LABELLER",
+        default="",
+        help="reference labeller of every pair, e.g. adjudicated"
+        " (default: the first non-blind labeller by name)",
+    )
     parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
     parser.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
     parser.add_argument(
@@ -72,7 +79,11 @@ class JudgeConfig:
 
 
 def check_calibration(
-    config: JudgeConfig, selection: str, runs_dir: Path, ranges_dir: Path
+    config: JudgeConfig,
+    selection: str,
+    runs_dir: Path,
+    ranges_dir: Path,
+    reference: str = "",
 ) -> list[tuple[str, str]]:
     """Every input checked before anything runs (exit 2 on a problem): the selection, every
     label file, the documents and the judge (``preflight``). Returns the selected pairs."""
@@ -89,7 +100,11 @@ def check_calibration(
         repeats=config.repeats,
         settings=config.settings,
     )
-    for rng, submission, _labels in calibration.load_pairs(ranges_dir, runs_dir, pairs):
+    for rng, submission, labels in calibration.load_pairs(ranges_dir, runs_dir, pairs):
+        if reference and reference not in {label.labeller for label in labels}:
+            raise EvalkitError(
+                f"{submission.run_id}/{rng.id} has no label by reference labeller {reference!r}"
+            )
         judge.preflight(rng, submission)
     return pairs
 
@@ -105,6 +120,7 @@ def run_calibration(
     bootstrap: int,
     quiet: bool,
     notebook: Path | None = None,
+    reference: str = "",
 ) -> dict[str, Any]:
     """Execute the calibration notebook into ``out``; returns its ``calibration.json``.
     The inputs must have been checked (:func:`check_calibration`)."""
@@ -122,6 +138,7 @@ def run_calibration(
         ranges_dir=str(ranges_dir.resolve()),
         seed=seed,
         bootstrap=bootstrap,
+        reference=reference,
     )
     execute_notebook(
         notebook or template_path(CALIBRATION_NOTEBOOK),
@@ -165,7 +182,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         repeats=args.repeats,
     )
     # Check every input before executing anything, so bad input overwrites nothing.
-    check_calibration(config, args.pairs, args.runs_dir, args.ranges_dir)
+    check_calibration(config, args.pairs, args.runs_dir, args.ranges_dir, args.reference)
     out = (args.out or default_out_dir(args.judge, args.model)).resolve()
     if out.exists() and not out.is_dir():
         raise EvalkitError("output folder is a file", path=out)
@@ -179,6 +196,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap,
         quiet=args.quiet,
         notebook=args.notebook,
+        reference=args.reference,
     )
     print(summary_line(data))
     print(f"  notebook: {out / RECORD_NAME}")

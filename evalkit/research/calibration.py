@@ -265,8 +265,13 @@ def calibrate(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     min_pairs: int = MIN_PAIRS,
+    reference_labeller: str | None = None,
 ) -> Calibration:
-    """Compare the judge with the labels of every case; pure (no I/O, no judge call)."""
+    """Compare the judge with the labels of every case; pure (no I/O, no judge call).
+
+    ``reference_labeller`` names the reference labeller of every pair (an EvalkitError for a
+    pair without that label); None keeps the first non-blind labeller by name.
+    """
     judge_all: list[Reading] = []
     judge_errors: list[dict[str, Any]] = []
     by_labeller: dict[str, list[Reading]] = {}
@@ -280,7 +285,7 @@ def calibrate(
         readings, errors = judge_readings(evaluation)
         judge_all.extend(readings)
         judge_errors.extend(asdict(error) for error in errors)
-        reference = reference_label(case.labels)
+        reference = reference_label(case.labels, reference_labeller)
         pair_name = f"{evaluation.submission.run_id}/{evaluation.range.id}"
         # Only checkpoints the judge scored are compared.
         scored = {i.chk_id for i in evaluation.items if i.status == "scored"}

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from ..errors import EvalkitError
 from ..grounding import Sources
 from ..labels import LabelSet
 from ..model import (
@@ -135,9 +136,16 @@ def clusters_of(items: Sequence[Item]) -> Clusters:
     return Clusters(tuple(i.checkpoint for i in items), tuple(i.pair for i in items))
 
 
-def reference_label(labels: Sequence[LabelSet]) -> LabelSet | None:
-    """The label the main tables compare with: the first non-blind labeller by name (the
-    first by name when all are blind)."""
+def reference_label(labels: Sequence[LabelSet], preferred: str | None = None) -> LabelSet | None:
+    """The label the main tables compare with: the one by ``preferred`` (an adjudicated
+    label, ``evalkit calibrate --reference``), else the first non-blind labeller by name (the
+    first by name when all are blind). A pair without the preferred label is an error."""
+    if preferred is not None:
+        named = [label for label in labels if label.labeller == preferred]
+        if not named:
+            pair = f"{labels[0].run_id}/{labels[0].range_id}" if labels else "a pair"
+            raise EvalkitError(f"{pair} has no label by reference labeller {preferred!r}")
+        return named[0]
     if not labels:
         return None
     return sorted(labels, key=lambda label: (label.blind, label.labeller))[0]

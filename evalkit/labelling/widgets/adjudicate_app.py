@@ -1,0 +1,419 @@
+"""The adjudication notebook's app: the disagreements of two or more sides, resolved one by one.
+
+Choose a pair and its sides (labels, judges' evaluations): only the checkpoints
+they read differently are listed. Each is shown side by side: every side's
+sub-scores (those that differ marked), its note or the judge's rationale, its
+quotes highlighted in the documents in the side's colour. *Take* a side, or
+edit the adjudicated reading below with the same toggles, penalty form and note
+as the labelling notebook. Every change is saved to the draft at once;
+*Write* settles each resolution (:func:`evalkit.labelling.adjudication.settle`)
+and writes ``labels/<name>.json`` when :func:`evalkit.labels.check_labels`
+accepts it. Reopening resumes the draft, or the written label.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import ipywidgets as w
+
+from ...checklist import load_range
+from ...errors import EvalkitError
+from ...grounding import Sources
+from ...labels import LabelPenalty, find_labels, load_labels, validate_label_files
+from ...model import Range, Submission
+from ...runs import list_runs, load_submission
+from .. import drafts, store
+from ..adjudication import ADJUDICATED, resolution_of, settle, start_adjudication, take_side
+from ..disagreements import Disagreement, find_disagreements, reading_targets
+from ..drafts import SUBSCORE_ORDER, LabelDraft
+from ..quotes import QuoteResult, check_penalty_quote
+from ..readings import Reading, Side, list_evaluations
+from ..render import criteria_html
+from .common import LABELLER_NAME, Channels, ranges_of_run
+from .label_app import KEYMAP, load_side
+from .panels import PenaltyPanel, ScorePanel, quote_button
+from .viewer import DocumentViewer
+
+__all__ = ["AdjudicationApp"]
+
+
+class AdjudicationApp:
+    """See the module docstring."""
+
+    def __init__(self, ranges_dir: str | Path, runs_dir: str | Path) -> None:
+        self.ranges_dir = Path(ranges_dir)
+        self.runs_dir = Path(runs_dir)
+        self.draft: LabelDraft | None = None
+        self.rng: Range | None = None
+        self.submission: Submission | None = None
+        self.sources: Sources | None = None
+        self.sides: list[Side] = []
+        self.disagreements: tuple[Disagreement, ...] = ()
+        self._syncing = False
+
+        self.run = w.Dropdown(options=list_runs(self.runs_dir), description="Run")
+        self.range = w.Dropdown(description="Range")
+        self.side_choice = w.SelectMultiple(description="Sides", rows=4)
+        self.side_choice.add_class("evk-sides")
+        self.name = w.Text(value=ADJUDICATED, description="Write as")
+        self.name.add_class("evk-name")
+        self.start = w.Button(description="Adjudicate", button_style="primary")
+        self.start.add_class("evk-start")
+        self.message = w.HTML()
+        self.message.add_class("evk-message")
+        self.run.observe(lambda _c: self._run_changed(), names="value")
+        self.range.observe(lambda _c: self._pair_changed(), names="value")
+        self.start.on_click(lambda _b: self.open())
+
+        self.choice = w.Dropdown(layout={"width": "520px"})
+        self.choice.add_class("evk-disagreement")
+        self.choice.observe(self._chosen, names="value")
+        self.previous = w.Button(description="◀ previous (p)")
+        self.next = w.Button(description="next (n) ▶")
+        self.previous.on_click(lambda _b: self.press("p"))
+        self.next.on_click(lambda _b: self.press("n"))
+        self.progress = w.HTML()
+        self.progress.add_class("evk-progress")
+        self.criteria = w.HTML()
+        self.columns = w.HBox()
+        self.columns.add_class("evk-columns")
+        self.resolution = w.HTML()
+        self.resolution.add_class("evk-resolution")
+        self.scores = ScorePanel(self._set_score, self._show_quote)
+        self.penalties = PenaltyPanel(
+            on_add=self._add_penalty,
+            on_remove=self._remove_penalty,
+            on_show=self._show_quote,
+            check=self._check,
+        )
+        self.note = w.Textarea(continuous_update=True, layout={"width": "98%", "height": "60px"})
+        self.note.add_class("evk-note")
+        self.note.observe(self._note_changed, names="value")
+        self.borderline = w.Checkbox(description="borderline (b)", indent=False)
+        self.borderline.add_class("evk-borderline")
+        self.borderline.observe(self._borderline_changed, names="value")
+        self.write = w.Button(description="Write adjudicated label", button_style="success")
+        self.write.add_class("evk-write")
+        self.write.on_click(lambda _b: self.finalise())
+        self.result = w.HTML()
+        self.result.add_class("evk-result")
+        self.viewer = DocumentViewer()
+        self.channels = Channels(KEYMAP, self.press, self.select)
+
+        left = w.VBox(
+            [
+                self.criteria,
+                self.columns,
+                w.HTML("<b>Adjudicated reading</b>"),
+                self.resolution,
+                self.scores.widget,
+                self.penalties.widget,
+                self.note,
+                self.borderline,
+            ],
+            layout={"width": "50%"},
+        )
+        self.body = w.VBox(
+            [
+                w.HBox([self.previous, self.choice, self.next, self.progress]),
+                w.HBox([left, w.VBox([self.viewer.widget], layout={"width": "50%"})]),
+                w.HBox([self.write, self.result]),
+            ],
+            layout={"display": "none"},
+        )
+        chooser = w.HBox([self.run, self.range, self.side_choice, self.name, self.start])
+        self.widget = w.VBox([chooser, self.message, self.body, self.channels.widget])
+        self.widget.add_class("evk-app")
+        self.widget.add_class("evk-adjudication")
+        self._run_changed()
+
+    # ------------------------------------------------------------------ choosing
+
+    def _run_changed(self) -> None:
+        run = self.run.value
+        ranges = ranges_of_run(self.ranges_dir, self.runs_dir, run) if run else []
+        self.range.options = ranges
+        self.range.value = ranges[0] if ranges else None
+        self._pair_changed()
+
+    def _pair_changed(self) -> None:
+        run, range_id = self.run.value, self.range.value
+        if not run or not range_id:
+            self.side_choice.options = []
+            return
+        labels = [
+            label.labeller
+            for label in find_labels(self.runs_dir, run, range_id)
+            if not label.resolves
+        ]
+        judges = [f"judge:{folder}" for folder in list_evaluations(self.runs_dir, run, range_id)]
+        self.side_choice.options = [*labels, *judges]
+        self.side_choice.value = tuple(labels[:2]) if len(labels) >= 2 else tuple(labels)
+
+    def open(self) -> None:
+        """Resume the adjudication's draft or label, else start one with the chosen sides."""
+        name = self.name.value.strip()
+        if not LABELLER_NAME.match(name):
+            self._say(f"a label name is a-z, 0-9, _ or -: {name!r}", bad=True)
+            return
+        try:
+            rng = load_range(self.ranges_dir, self.range.value)
+            submission = load_submission(self.runs_dir, self.run.value, rng)
+            sources = Sources.of(submission)
+            draft, how = self._resume(rng, submission.run_id, name)
+            names = list(draft.resolves) if draft is not None else list(self.side_choice.value)
+            sides = [load_side(self.runs_dir, rng, submission, n, sources) for n in names]
+            if draft is None:
+                draft, _found = start_adjudication(
+                    rng, submission.run_id, sides, created=store.today(), name=name
+                )
+                how = f"started: {' vs '.join(names)}"
+        except EvalkitError as exc:
+            self._say(str(exc), bad=True)
+            return
+        self.rng, self.submission, self.sources, self.sides = rng, submission, sources, sides
+        self.disagreements = find_disagreements(rng, sides)
+        open_ids = [d.chk_id for d in self.disagreements]
+        if open_ids and draft.position not in open_ids:
+            draft = drafts.go_to(draft, open_ids[0])
+        self.viewer.load(rng, submission)
+        count = len(self.disagreements)
+        self._say(f"{how}; {count} disagreement(s) of {len(rng.checkpoints)} checkpoints")
+        self.result.value = ""
+        self.body.layout.display = "flex"
+        self._commit(draft, full=True)
+
+    def _resume(self, rng: Range, run_id: str, name: str) -> tuple[LabelDraft | None, str]:
+        path = store.draft_path(self.runs_dir, run_id, rng.id, name)
+        found = store.load_draft(path)
+        if found is not None:
+            draft, changes = drafts.rebase(found, rng)
+            return draft, "; ".join([f"resumed the draft {path.name}", *changes])
+        label = store.label_path(self.runs_dir, run_id, rng.id, name)
+        if label.is_file():
+            labels = load_labels(label)
+            if labels.resolves:
+                draft = drafts.draft_from_labels(labels, rng, name, created=store.today())
+                return draft, f"opened the adjudicated label {label.name}"
+            raise EvalkitError(f"{label.name} is a labeller's label, not an adjudication")
+        return None, ""
+
+    def _say(self, text: str, *, bad: bool = False) -> None:
+        css = "evk-bad" if bad else "evk-ok"
+        self.message.value = f'<span class="{css}">{html.escape(text)}</span>'
+
+    # ------------------------------------------------------------------ changes
+
+    def _commit(self, draft: LabelDraft, *, full: bool = False) -> None:
+        self.draft = draft
+        try:
+            store.save_draft(self.runs_dir, draft)
+        except EvalkitError as exc:
+            self._say(f"the draft could not be saved: {exc}", bad=True)
+        self._refresh(full)
+
+    def _change(self, change: Callable[[LabelDraft], LabelDraft], *, full: bool = False) -> None:
+        if self.draft is None:
+            return
+        try:
+            self._commit(change(self.draft), full=full)
+        except EvalkitError as exc:
+            self._say(str(exc), bad=True)
+
+    def take(self, side: str) -> None:
+        """Resolve the current checkpoint by ``side``'s reading."""
+        draft = self.draft
+        if draft is None:
+            return
+        reading = next((s.reading(draft.position) for s in self.sides if s.name == side), None)
+        if reading is None:
+            self._say(f"{side} has no reading of {draft.position}", bad=True)
+            return
+        self._change(lambda d: take_side(d, d.position, reading), full=True)
+
+    def _set_score(self, name: str, value: int) -> None:
+        self._change(lambda d: drafts.set_subscore(d, d.position, name, value))
+
+    def _add_penalty(self, penalty: LabelPenalty) -> None:
+        self._change(lambda d: drafts.add_penalty(d, d.position, penalty), full=True)
+
+    def _remove_penalty(self, index: int) -> None:
+        self._change(lambda d: drafts.remove_penalty(d, d.position, index), full=True)
+
+    def _note_changed(self, change: dict[str, object]) -> None:
+        if not self._syncing:
+            self._change(lambda d: drafts.set_note(d, d.position, str(change["new"])))
+
+    def _borderline_changed(self, change: dict[str, object]) -> None:
+        if not self._syncing:
+            self._change(lambda d: drafts.set_borderline(d, d.position, bool(change["new"])))
+
+    def _chosen(self, change: dict[str, object]) -> None:
+        if not self._syncing and change["new"]:
+            self._change(lambda d: drafts.go_to(d, str(change["new"])), full=True)
+
+    def press(self, key: str) -> None:
+        """``n``/``p`` move between disagreements; the other keys act as in labelling."""
+        action = KEYMAP.get(key)
+        draft = self.draft
+        if action is None or draft is None:
+            return
+        if action in ("next", "previous"):
+            ids = [d.chk_id for d in self.disagreements]
+            if not ids:
+                return
+            at = ids.index(draft.position) if draft.position in ids else -1
+            step = 1 if action == "next" else -1
+            target = ids[min(max(at + step, 0), len(ids) - 1)]
+            self._change(lambda d: drafts.go_to(d, target), full=True)
+        elif action == "borderline":
+            self.borderline.value = not self.borderline.value
+        else:
+            name = action.removeprefix("toggle:")
+            dimension = next(d for d, n in SUBSCORE_ORDER if n == name)
+            if draft.current.dimension(dimension) is None:
+                self._say(f"{name} is N/A for {draft.position}: no toggle", bad=True)
+                return
+            self._change(lambda d: drafts.toggle_subscore(d, d.position, name))
+
+    def select(self, source: str, text: str) -> None:
+        self.penalties.select(source, text)
+
+    def _check(self, rule: str, source: str, quote: str, detail: str) -> QuoteResult | None:
+        if self.draft is None or self.rng is None or self.sources is None:
+            return None
+        checkpoint = self.rng.checkpoint(self.draft.position)
+        return check_penalty_quote(
+            checkpoint.id, checkpoint.scope, rule=rule, source=source, quote=quote,
+            detail=detail, sources=self.sources,
+        )  # fmt: skip
+
+    def _show_quote(self, source: str, quote: str) -> None:
+        self.viewer.show(source, quote)
+
+    # ------------------------------------------------------------------ showing
+
+    def _refresh(self, full: bool) -> None:
+        draft, rng = self.draft, self.rng
+        if draft is None or rng is None:
+            return
+        item = draft.current
+        checkpoint = rng.checkpoint(item.chk_id)
+        resolved = {d.chk_id: resolution_of(draft.item(d.chk_id), rng, self.sides)
+                    for d in self.disagreements}  # fmt: skip
+        self._syncing = True
+        try:
+            self.choice.options = [
+                (
+                    f"{'✓' if resolved[d.chk_id] else '○'} {d.chk_id} "
+                    f"{rng.checkpoint(d.chk_id).name}: {', '.join(d.targets or d.missing)}",
+                    d.chk_id,
+                )
+                for d in self.disagreements
+            ]
+            if item.chk_id in resolved:
+                self.choice.value = item.chk_id
+            if full:
+                self.note.value = item.note
+            self.borderline.value = item.borderline
+        finally:
+            self._syncing = False
+        done = sum(1 for value in resolved.values() if value)
+        self.progress.value = f"{done} of {len(resolved)} resolved · draft saved"
+        now = resolution_of(item, rng, self.sides) if item.chk_id in resolved else "agreed"
+        self.resolution.value = (
+            f'<div class="evk-reason">{item.chk_id}: '
+            f"<b>{html.escape(now or 'open: take a side or edit')}</b></div>"
+        )
+        self.scores.show(item, checkpoint.scope)
+        if full:
+            self.criteria.value = criteria_html(rng, checkpoint)
+            self.penalties.show(item)
+            disagreement = next((d for d in self.disagreements if d.chk_id == item.chk_id), None)
+            self.columns.children = tuple(
+                self._column(index, side, disagreement) for index, side in enumerate(self.sides)
+            )
+            passages: dict[str, list[tuple[str, str]]] = {"report": [], "plan": []}
+            for index, side in enumerate(self.sides):
+                reading = side.reading(item.chk_id)
+                for ref in reading.quotes() if reading is not None else ():
+                    if ref.source is not None:
+                        passages[ref.source].append((ref.quote, f"side{index % 4}"))
+            self.viewer.set_highlights(passages)
+
+    def _column(self, index: int, side: Side, disagreement: Disagreement | None) -> w.Widget:
+        reading = side.reading(self.draft.position) if self.draft is not None else None
+        parts: list[w.Widget] = [w.HTML(f"<b>{html.escape(side.title)}</b>")]
+        if reading is None or reading.error is not None:
+            why = (reading.error if reading is not None else None) or "no reading"
+            parts.append(w.HTML(f'<div class="evk-reason evk-bad">{html.escape(why)}</div>'))
+        else:
+            parts.append(w.HTML(_scores_table(reading, disagreement, self.rng)))
+            parts += _reasons(reading, self._show_quote)
+            take = w.Button(description=f"Take {side.name}", button_style="info")
+            take.add_class(f"evk-take-{index}")
+            take.on_click(lambda _b, name=side.name: self.take(name))
+            parts.append(take)
+        column = w.VBox(parts, layout={"width": f"{100 // max(1, len(self.sides))}%"})
+        column.add_class("evk-side")
+        column.add_class(f"evk-side-{index}")
+        return column
+
+    # ------------------------------------------------------------------ writing
+
+    def finalise(self) -> store.Finalised | None:
+        """Settle every resolution and write the adjudicated label if check_labels accepts it."""
+        if self.draft is None or self.rng is None or self.submission is None:
+            return None
+        draft = settle(self.draft, self.rng, self.sides)
+        self._commit(draft)
+        done = store.finalise(self.runs_dir, draft, self.rng, self.submission)
+        if done.path is None:
+            items = "".join(f"<li>{html.escape(p)}</li>" for p in done.problems[:30])
+            self.result.value = (
+                f'<div class="evk-bad">Not written ({len(done.problems)} problem(s)); the draft'
+                f" keeps your work:<ul>{items}</ul></div>"
+            )
+        else:
+            lines, _failed = validate_label_files([done.path])
+            self.result.value = (
+                f'<div class="evk-ok">Written {html.escape(str(done.path))} (resolves '
+                f"{html.escape(', '.join(draft.resolves))})<br>evalkit validate: "
+                f"{html.escape(lines[-1].rsplit(': ', 1)[-1])}</div>"
+            )
+        return done
+
+
+def _scores_table(reading: Reading, disagreement: Disagreement | None, rng: Range | None) -> str:
+    differs = set(disagreement.targets) if disagreement is not None else set()
+    if rng is None:
+        return ""
+    targets = reading_targets(reading, rng.checkpoint(reading.chk_id))
+    rows = "".join(
+        f'<tr class="{"evk-differs" if name in differs else ""}"><td>{html.escape(name)}</td>'
+        f"<td>{'–' if value is None else value}</td></tr>"
+        for name, value in targets.items()
+    )
+    return f'<table class="evk-reason">{rows}</table>'
+
+
+def _reasons(reading: Reading, on_show: Callable[[str, str], None]) -> Sequence[w.Widget]:
+    parts: list[w.Widget] = []
+    if reading.note:
+        parts.append(w.HTML(f'<div class="evk-reason">note: {html.escape(reading.note)}</div>'))
+    if reading.borderline:
+        parts.append(w.HTML('<div class="evk-reason">marked borderline</div>'))
+    for dimension in ("detection", "plan"):
+        subs = reading.detection if dimension == "detection" else reading.plan
+        for name, sub in (subs or {}).items():
+            if sub.rationale:
+                text = f"<b>{name}</b>: {html.escape(sub.rationale)}"
+                parts.append(w.HTML(f'<div class="evk-reason">{text}</div>'))
+    for penalty in reading.penalties:
+        text = f"<b>{penalty.rule}</b> ({penalty.source}): {html.escape(penalty.detail)}"
+        parts.append(w.HTML(f'<div class="evk-reason">{text}</div>'))
+    parts += [quote_button(ref, on_show) for ref in reading.quotes()]
+    return parts
