@@ -19,7 +19,7 @@ from tests.screening_samples import RANGE, kinds, screen_report
         # artifacts, concepts and actions mixed, nothing said between them
         "kworkerd xmrig /var/tmp/.cache/kworkerd cryptominer brute force kill chattr -i rebuild",
         "kworkerd, /var/tmp/.cache/kworkerd, xmrig, brute force, cryptominer",
-        "xmrig, 198.51.100.77, iptables, DROP",
+        "xmrig, 198.51.100.77, cryptominer, brute force",
         # the checklist's own ids among the terms, even with a word of glue
         "CHK-01, kworkerd, kill, rebuild, verify",
         "| CHK-02 | 198.51.100.77, iptables, DROP, verify |",
@@ -130,6 +130,10 @@ HONEST_FORMS = {
         "- The mining pool connection went from PID 4242 to 198.51.100.77 on port 3333"
         " (xmr.pool.example.net) every minute.\n"
         "- Mining pool connection: xmrig reached 198.51.100.77 on 3333.\n"
+    ),
+    "a command and the settings it shows": (
+        "- [ ] `sshd -T`: passwordauthentication no, permitrootlogin no\n"
+        "- sshd -T: kworkerd 198.51.100.77 iptables DROP\n"
     ),
     "checklist of plan steps": (
         "- [ ] Capture volatile data, then `kill 4127`\n- [ ] `chattr -i` the binary, then rm\n"

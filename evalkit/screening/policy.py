@@ -83,11 +83,10 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         "keyword_stuffing",
         "suspicion",
         "a line that is a dump of checklist terms: three or more distinct terms making up"
-        " 85 % of its words, of two or more classes (artifacts an Indicator names,"
-        " concepts of attribution, remediation actions), or four or more such terms listed"
-        " in a row inside a sentence ('A, B, C, D is not present'), outside code and code"
-        " spans; or, anywhere, terms making up 70 % of a line beside the checklist's own"
-        " CHK ids",
+        " 85 % of its words, attribution concepts ('brute force') beside the artifacts an"
+        " Indicator names or remediation actions, or four or more such terms listed in a"
+        " row inside a sentence ('A, B, C, D is not present'), outside code and code spans;"
+        " or, anywhere, terms making up 70 % of a line beside the checklist's own CHK ids",
         _KEYWORD,
         warns=True,
     ),

@@ -165,8 +165,11 @@ class TermIndex:
             return covered >= DUMP_WITH_ID_MIN_SHARE * len(line_tokens)
         if code:
             return False
-        if len(classes) >= 2 and covered >= DUMP_MIN_SHARE * len(line_tokens):
-            return True
+        # Attribution concepts beside artifacts or actions, with nothing said between: a
+        # command and the settings it shows ("sshd -T: permitrootlogin no") is no dump.
+        if "concept" in classes and len(classes) >= 2:
+            if covered >= DUMP_MIN_SHARE * len(line_tokens):
+                return True
         return self._listed_run(text) >= DUMP_RUN_MIN
 
     def _listed_run(self, text: str) -> int:
@@ -187,7 +190,7 @@ class TermIndex:
             starts = bool(found) and tuple(words[: len(found[0])]) == found[0]
             if whole or (run and starts):
                 run.append(kinds[0])
-                if len(set(run) - {"id"}) >= 2:
+                if "concept" in run and len(set(run) - {"id"}) >= 2:
                     longest = max(longest, len(run))
                 if not whole:
                     run = []
@@ -287,8 +290,12 @@ def index_of(key: TermsKey) -> TermIndex:
     # key=value), is an artifact wherever it appears; an Attribution term that is none is
     # a concept; a Remediation term that is neither is an action.
     kinds: dict[tuple[str, ...], str] = {}
+    # A setting with its value ("PermitRootLogin no", "MaxAuthTries 3") names the same
+    # artifact as the setting alone: a line of settings is a config listing, not a dump.
+    artifact_heads = {words[0] for words in indicators}
     for words in actions:
-        kinds[words] = "artifact" if _ARTIFACT_LIKE.search(" ".join(words)) else "action"
+        artifact = _ARTIFACT_LIKE.search(" ".join(words)) or words[0] in artifact_heads
+        kinds[words] = "artifact" if artifact else "action"
     for words in attributions:
         kinds[words] = "artifact" if _ARTIFACT_LIKE.search(" ".join(words)) else "concept"
     for words in indicators:
