@@ -34,7 +34,7 @@ from .errors import (
     OutputError,
 )
 from .judges import DEFAULT_CLAUDE_MODEL, judge_spec
-from .judges.registry import add_judge_arguments, judge_settings_from_args
+from .judges.registry import add_judge_arguments, judge_settings_from_args, prompt_dir_arg
 from .runs import load_submission
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
     estimate.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
     estimate.add_argument("--model", default=DEFAULT_MODEL)
-    estimate.add_argument("--prompt-dir", type=Path, metavar="DIR")
+    estimate.add_argument("--prompt-dir", type=prompt_dir_arg, metavar="DIR")
     estimate.add_argument(
         "--repeats", type=int, default=1, metavar="K", help="samples per item (default: 1)"
     )

@@ -134,3 +134,16 @@ def test_an_unknown_run_is_one_line_and_exit_2_writing_nothing(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
     assert "nope" in result.stderr
     assert not out.exists()
+
+
+def test_a_packaged_prompt_version_is_named_by_its_version(tmp_path):
+    result = run_evalkit(
+        "prompts", "--range", "weak-baseline", "--run", "demo", "--prompt-dir", "v2",
+        "--out", str(tmp_path / "v2"), cwd=tmp_path if (tmp_path / "ranges").exists() else REPO,
+        env=os.environ,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "v2" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["prompt_version"] == "v2"
+    system = (tmp_path / "v2" / "system.md").read_text(encoding="utf-8")
+    assert "# What counts as a finding, a step, a risk note" in system

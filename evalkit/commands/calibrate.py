@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..judges.registry import prompt_dir_arg
+
 CALIBRATION_NOTEBOOK = "calibrate.ipynb"
 RECORD_NAME = "calibration.ipynb"
 
@@ -27,7 +29,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--model", default="claude-sonnet-4-6", help="judge model (LLM judges only)"
     )
-    parser.add_argument("--prompt-dir", type=Path, metavar="DIR", help="judge prompt templates")
+    parser.add_argument(
+        "--prompt-dir", type=prompt_dir_arg, metavar="DIR", help="judge prompt templates"
+    )
     parser.add_argument(
         "--repeats", type=int, default=1, metavar="K", help="verdicts per checkpoint (default 1)"
     )

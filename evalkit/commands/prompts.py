@@ -29,7 +29,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..judges.registry import DEFAULT_CLAUDE_MODEL
+from ..judges.registry import DEFAULT_CLAUDE_MODEL, prompt_dir_arg
 
 LLM_JUDGES = ("claude", "openai-compatible")
 STAND_IN_README = """\
@@ -70,7 +70,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--model", default=DEFAULT_CLAUDE_MODEL, metavar="MODEL")
     parser.add_argument(
         "--prompt-dir",
-        type=Path,
+        type=prompt_dir_arg,
         metavar="DIR",
         help="judge prompt templates (default: the packaged v1)",
     )

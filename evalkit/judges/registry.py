@@ -248,11 +248,21 @@ def add_judge_arguments(parser: Any) -> None:
             parser.add_argument(
                 setting.flag,
                 dest=setting.name,
-                type=setting.type,
+                type=prompt_dir_arg if setting.name == "prompt_dir" else setting.type,
                 default=None,
                 metavar=setting.name.upper(),
                 help=text,
             )
+
+
+def prompt_dir_arg(value: str) -> Path:
+    """``--prompt-dir``: a folder, or the name of a packaged prompt version (``v1``, ``v2``)
+    when no folder of that name exists."""
+    path = Path(value)
+    packaged = Path(__file__).resolve().parent.parent / "prompts" / value
+    if not path.exists() and "/" not in value and (packaged / "system.md").is_file():
+        return packaged
+    return path
 
 
 def judge_settings_from_args(args: Any, spec: JudgeSpec) -> dict[str, Any]:

@@ -51,6 +51,22 @@ def _read_template(path: Path) -> str:
         ) from None
 
 
+def packaged_versions() -> tuple[str, ...]:
+    """The prompt versions shipped with evalkit (``v1``, ``v2`` ...)."""
+    return tuple(sorted(p.name for p in PROMPTS_ROOT.iterdir() if (p / "system.md").is_file()))
+
+
+def resolve_prompt_dir(prompt_dir: str | Path | None) -> Path:
+    """The prompt folder ``prompt_dir`` names: a folder, or the name of a packaged version
+    (``v2``) when no such folder exists; None is the default, ``v1``."""
+    if prompt_dir is None or str(prompt_dir) == "":
+        return DEFAULT_PROMPT_DIR
+    directory = Path(prompt_dir)
+    if not directory.exists() and str(prompt_dir) in packaged_versions():
+        return PROMPTS_ROOT / str(prompt_dir)
+    return directory
+
+
 @dataclass(frozen=True)
 class PromptSet:
     """The judge prompt templates of one folder, with their version and hash."""
@@ -63,7 +79,7 @@ class PromptSet:
 
     @classmethod
     def load(cls, prompt_dir: str | Path | None = None) -> PromptSet:
-        directory = Path(prompt_dir) if prompt_dir is not None else DEFAULT_PROMPT_DIR
+        directory = resolve_prompt_dir(prompt_dir)
         if not directory.is_dir():
             raise JudgeInputError("prompt folder not found", path=directory)
         sources: dict[str, str] = {}
