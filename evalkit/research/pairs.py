@@ -1,9 +1,10 @@
 """Which labelled (run, range) pairs a calibration uses: all, a part of the split file, or globs.
 
 ``runs/gold-split.json`` (``{"seed": ..., "tune": [...], "holdout": [...], "fresh":
-[...]}``, each a list of ``"run/range"``) is drawn once, before any judge is tuned:
-tune on ``tune``, report on ``holdout``; ``fresh`` holds pairs added after the
-holdout had been measured (see docs/calibration.md).
+[...], "hard": [...]}``, each a list of ``"run/range"``) is drawn once, before any judge is
+tuned: tune on ``tune``, report on ``holdout``; ``fresh`` holds pairs added after the
+holdout had been measured; ``hard`` the pairs written to be borderline, with three
+labellers and an adjudicated reference (see docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from ..labels import labelled_pairs
 __all__ = ["SELECTIONS", "SPLIT_FILENAME", "SPLIT_PARTS", "select_pairs"]
 
 SPLIT_FILENAME = "gold-split.json"
-# The named parts of the split file: tuning, reporting, and pairs added after the holdout
-# had been measured (never seen while any judge rule was chosen).
-SPLIT_PARTS = ("tune", "holdout", "fresh")
+# The named parts of the split file: tuning, reporting, pairs added after the holdout had
+# been measured (never seen while any judge rule was chosen), and the hard pairs.
+SPLIT_PARTS = ("tune", "holdout", "fresh", "hard")
 SELECTIONS = ("all", *SPLIT_PARTS)
 
 
 def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str, str]]:
     """The labelled (run, range) pairs named by ``selection``.
 
-    ``all``: every labelled pair; ``tune``/``holdout``/``fresh``: that part of
+    ``all``: every labelled pair; ``tune``/``holdout``/``fresh``/``hard``: that part of
     ``<runs_dir>/gold-split.json``; otherwise a comma list of ``run/range``
     globs (``demo/*``, ``*/ssh-miner``). An empty result is an error.
     """
