@@ -39,6 +39,7 @@ def test_select_pairs(tmp_path: Path):
 
 def test_the_shipped_split_names_labelled_pairs():
     runs = Path(__file__).resolve().parent.parent / "runs"
-    parts = {part: select_pairs(runs, part) for part in ("tune", "holdout", "fresh")}
-    assert [len(parts[p]) for p in ("tune", "holdout", "fresh")] == [4, 5, 3]
-    assert len(select_pairs(runs, "all")) == 12
+    names = ("tune", "holdout", "fresh", "hard")
+    parts = {part: select_pairs(runs, part) for part in names}
+    assert [len(parts[p]) for p in names] == [4, 5, 3, 3]
+    assert len(select_pairs(runs, "all")) == 15
