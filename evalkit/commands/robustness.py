@@ -64,9 +64,10 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--part",
-        choices=("all", "tune", "holdout"),
         default="all",
-        help="measure only this part of each corpus's split.json (default: all)",
+        metavar="PART",
+        help="measure only this part of each corpus's split.json (tune, holdout ...;"
+        " default: all)",
     )
     parser.add_argument(
         "--honest",
