@@ -73,7 +73,9 @@ def assert_grounded(verdicts: tuple[Verdict, ...], sub: Submission) -> None:
 def assert_clean(quote: str) -> None:
     assert quote == quote.strip()
     assert len(quote) <= 300
-    assert not quote.startswith(("- ", "* ", "> ", "|", "#")), quote
+    # (A "#" may start a quote: a heading's text never holds its marker, so it is code, a
+    # comment line of a script.)
+    assert not quote.startswith(("- ", "* ", "> ", "|")), quote
     assert not quote.endswith("|"), quote
 
 

@@ -340,3 +340,16 @@ def test_dangerous_advice_zeroes_only_the_item_whose_remediation_holds_the_step(
     verdicts = judge(rng, submission("kworkerd xmr.pool", plan))
     assert [flag.rule for flag in verdicts["CHK-01"].penalties] == ["dangerous_advice"]
     assert verdicts["CHK-02"].penalties == ()
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "Check: `sshd -T | grep permitrootlogin`",
+        "check with `sudo -l -U deploy`",
+        "Check whether kworkerd still runs with ps.",
+    ],
+)
+def test_a_check_named_as_one_is_verification(check):
+    plan = f"# Plan\n\n## Miner kworkerd\n\nkill kworkerd and rm it.\n\n{check}\n"
+    assert pln(one("kworkerd", plan), "completeness") == 1

@@ -66,8 +66,7 @@ def register(commands: Any) -> None:
         "--part",
         default="all",
         metavar="PART",
-        help="measure only this part of each corpus's split.json (tune, holdout ...;"
-        " default: all)",
+        help="measure only this part of each corpus's split.json (tune, holdout ...; default: all)",
     )
     parser.add_argument(
         "--honest",

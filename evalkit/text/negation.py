@@ -95,7 +95,9 @@ _CONDITIONAL = re.compile(
     r"|\bhad\s+(?:we|i|they)\b|\b(?:might|could|would|may)\s+(?:have|be)\s+"
     r"(?:found|seen|shown|revealed|observed|detected|been)\b"
     r"|\b(?:might|could|would|may)\s+(?:include|involve|indicate|suggest|point\s+to)\b"
-    r"|\bwhether\b|\bit\s+is\s+(?:possible|conceivable)\s+that\b"
+    # ("check whether X" is a check to run, not a supposition)
+    r"|(?<!\bcheck\s)(?<!\bchecks\s)(?<!\bverify\s)(?<!\bconfirm\s)(?<!\btest\s)\bwhether\b"
+    r"|\bit\s+is\s+(?:possible|conceivable)\s+that\b"
     r"|\bhypothetic\w*|\bwe\s+(?:did\s+not|didn't|never)\s+(?:look|check|examine)\w*",
     re.IGNORECASE,
 )

@@ -66,11 +66,13 @@ class _Context:
     def __init__(self, rng: Range, submission: Submission) -> None:
         # An item without Indicators or Remediation terms (both optional in the format) is
         # read through terms derived from its own criteria, not refused.
+        # Screening reads the checklist as written, as the pipeline's does: both must set
+        # apart the same lines.
+        self.screening = screen(rng, submission)
         rng, self.derived = with_derived_terms(rng)
         self.rng = rng
         report_md = parse(submission.report.text)
         plan_md = parse(submission.plan.text)
-        self.screening = screen(rng, submission)
         masks = self.screening.masks
         self.report = DocumentView("report", report_md, masks.get("report", ()))
         self.plan = DocumentView("plan", plan_md, masks.get("plan", ()))

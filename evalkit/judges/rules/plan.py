@@ -40,8 +40,10 @@ _VERIFICATION = re.compile(
     r"|fail|succeed|be\s+refused|contain|match)"
     r"|(?:must|should)\s+still\s+be"
     # a check named as one: "check with sudo -l -U deploy", "Check:", "re-check"
-    r"|(?:re-?)?check(?:s|ed|ing)?\s+(?:with|again|afterwards|whether)"
-    r"|(?:re-?)?checks?\s*:)\b",
+    r"|(?:re-?)?check(?:s|ed|ing)?\s+(?:with|again|afterwards|whether))\b"
+    # ... "Check:" as a label: the word boundary of the alternatives above would need a
+    # letter after the colon
+    r"|\b(?:re-?)?checks?\s*:",
     re.IGNORECASE,
 )
 

@@ -84,11 +84,11 @@ def negated_in(text: str | None, term: str) -> bool:
 # and, failing those, the distinctive words of the item's name.
 _QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]{2,60})\"")
 _ARTIFACT_WORD = re.compile(
-    r"(?<![\w/.-])(?:/[\w.@-]+(?:/[\w.@*-]+)*"  # a path
+    r"(?<![\w/.*-])(?:/[A-Za-z_.][\w.@-]*(?:/[\w.@*-]+)*"  # a path
     r"|\d{1,3}(?:\.\d{1,3}){3}(?:[:/]\d+)?"  # an IPv4 address, with a port or prefix
     r"|\d{2,5}/(?:tcp|udp)"  # a port
     r"|CVE-\d{4}-\d{4,}"
-    r"|[A-Za-z_][\w.-]*=[^\s,;)]+"  # key=value
+    r"|[A-Za-z_][\w.-]*=[^\s,;)`'\"]+"  # key=value
     r"|[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)"  # a setting in CamelCase: PasswordAuthentication
     r"(?![\w/-])"
 )
