@@ -13,12 +13,12 @@ in one pass (:class:`ChecklistErrors`), each with the line it concerns.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .checklist_fields import CANONICAL_FIELDS, SCOPES, normalize_name, unknown_field_warnings
 from .errors import ChecklistError, ChecklistErrors
 from .markdown import MarkdownDocument
 from .markdown import parse as parse_markdown
@@ -48,26 +48,6 @@ _FRONT_KEY = re.compile(r"(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.*)$")
 _TABLE_SEPARATOR = re.compile(r":?-+:?")
 _BACKTICKED = re.compile(r"`([^`]*)`")
 
-# Canonical field -> accepted spellings (compared lower-cased, spaces collapsed).
-_FIELD_ALIASES: dict[str, tuple[str, ...]] = {
-    "id": ("chk", "id", "chk id"),
-    "name": ("name",),
-    "caps": ("cap", "caps"),
-    "scope": ("scope",),
-    "detection": ("detection", "detection criteria"),
-    "plan": ("plan", "plan criteria"),
-    "indicators": ("indicators",),
-    "attribution": ("attribution",),
-    "remediation": ("remediation",),
-}
-_CANONICAL = {alias: key for key, aliases in _FIELD_ALIASES.items() for alias in aliases}
-_SCOPES: dict[str, Scope] = {
-    "both": "both",
-    "detection-only": "detection-only",
-    "detection only": "detection-only",
-    "plan-only": "plan-only",
-    "plan only": "plan-only",
-}
 _NOTES = "Notes"
 
 
@@ -247,10 +227,6 @@ def _available_hint(ranges_dir: str | Path) -> str:
     return f" (no ranges in {ranges_dir})"
 
 
-def _normalize_name(name: str) -> str:
-    return " ".join(name.strip().strip("*_").split()).lower()
-
-
 def _join(parts: list[str]) -> str:
     return " ".join(part.strip() for part in parts if part.strip())
 
@@ -419,7 +395,7 @@ def _parse_capabilities(section: _Section, errors: _Errors) -> list[Capability]:
     seen: dict[str, int] = {}
     for table in _tables(section.body):
         header, header_line, rows = _table_rows(table, errors)
-        names = [_normalize_name(cell) for cell in header]
+        names = [normalize_name(cell) for cell in header]
         id_col = next((i for i, n in enumerate(names) if n in {"cap", "id"}), None)
         name_col = next((i for i, n in enumerate(names) if n == "name"), None)
         if id_col is None:
@@ -484,7 +460,7 @@ def _parse_table_items(table: list[tuple[int, str]], errors: _Errors) -> list[_R
     columns: list[str | None] = []  # canonical key, or None for an extra column
     seen: dict[str, str] = {}
     for cell in header:
-        key = _CANONICAL.get(_normalize_name(cell))
+        key = CANONICAL_FIELDS.get(normalize_name(cell))
         if key is not None and key in seen:
             errors.add(f"columns {seen[key]!r} and {cell!r} name the same field", header_line)
             return []
@@ -548,7 +524,7 @@ def _parse_item_section(
 
     for fld, parts in collected:
         fld.value = _join(parts)
-        key = _CANONICAL.get(_normalize_name(fld.name))
+        key = CANONICAL_FIELDS.get(normalize_name(fld.name))
         if key == "id" or (key == "name" and item.name):
             # The heading already says these; a bullet repeating them is kept, not used.
             key = None
@@ -610,42 +586,11 @@ def _build_checkpoints(
         else:
             first_seen[_id_number(raw.id)] = (raw.id, raw.line)
         checkpoint = _build_checkpoint(raw, item, declared, errors)
-        _warn_unknown_fields(raw, item, errors)
+        for message, line in unknown_field_warnings(raw.unknown):
+            errors.warn(message, line, item)
         if valid_id and checkpoint is not None:
             checkpoints.append(checkpoint)
     return checkpoints
-
-
-# The spellings a misspelt field is matched against, and how close it must be.
-_FIELD_SPELLINGS: dict[str, str] = {
-    alias: alias.title() if alias != "cap" else "CAP"
-    for aliases in _FIELD_ALIASES.values()
-    for alias in aliases
-    if alias not in ("chk", "id", "chk id", "caps")
-}
-DID_YOU_MEAN_CUTOFF = 0.75
-
-
-def _warn_unknown_fields(raw: _RawItem, item: str | None, errors: _Errors) -> None:
-    """A warning per field evalkit does not know: kept as written, but maybe misspelt.
-
-    Unknown fields are allowed (they are kept and shown), so this never fails the
-    checklist; but "Indicaters" silently costs an item its indicators, so the author
-    is told, with the nearest known field.
-    """
-    seen: set[str] = set()
-    for fld in raw.unknown:
-        name = _normalize_name(fld.name)
-        if name in seen:
-            continue
-        seen.add(name)
-        close = difflib.get_close_matches(name, _FIELD_SPELLINGS, n=1, cutoff=DID_YOU_MEAN_CUTOFF)
-        hint = f"; did you mean {_FIELD_SPELLINGS[close[0]]!r}?" if close else ""
-        errors.warn(
-            f"unknown field {fld.name!r}, kept as written and not used for scoring{hint}",
-            fld.line,
-            item,
-        )
 
 
 def _build_checkpoint(
@@ -668,8 +613,8 @@ def _build_checkpoint(
     scope: Scope = "both"
     if (scope_text := value("scope")) is not None:
         spelled = " ".join(scope_text.strip("`").split()).lower()
-        if spelled in _SCOPES:
-            scope = _SCOPES[spelled]
+        if spelled in SCOPES:
+            scope = SCOPES[spelled]
         else:
             fail(
                 f"unknown scope {scope_text!r}: expected both, detection-only or plan-only",

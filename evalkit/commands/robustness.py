@@ -107,7 +107,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from ..fileio import write_text_atomic
     from ..judges import Judge, make_judge
     from ..pipeline import utc_timestamp
-    from ..research import honest, robustness
+    from ..research import honest, robustness, robustness_report
 
     if args.concurrency is not None and args.concurrency < 1:
         raise EvalkitError("--concurrency must be at least 1")
@@ -165,7 +165,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         corpus, judge, attacks=chosen, on_attack_done=report, timestamp=utc_timestamp()
     )
     document = measured.as_dict()
-    markdown = robustness.to_markdown(measured)
+    markdown = robustness_report.to_markdown(measured)
     if honest_pairs:
         results = honest.measure_honest(
             honest_pairs,
