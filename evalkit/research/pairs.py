@@ -29,7 +29,8 @@ SELECTIONS = ("all", *SPLIT_PARTS)
 def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str, str]]:
     """The labelled (run, range) pairs named by ``selection``.
 
-    ``all``: every labelled pair; ``tune``/``holdout``/``fresh``/``hard``: that part of
+    ``all``: every labelled pair; ``tune``/``holdout``/``fresh``/``hard`` (or any other list
+    the split file names): that part of
     ``<runs_dir>/gold-split.json``; otherwise a comma list of ``run/range``
     globs (``demo/*``, ``*/ssh-miner``). An empty result is an error.
     """
@@ -37,7 +38,7 @@ def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str
     selection = selection.strip() or "all"
     if selection == "all":
         chosen = list(labelled)
-    elif selection in SPLIT_PARTS:
+    elif selection in SPLIT_PARTS or selection in _split_names(Path(runs_dir)):
         chosen = _split_part(Path(runs_dir), selection, labelled)
     else:
         patterns = [p.strip() for p in selection.split(",") if p.strip()]
@@ -59,6 +60,17 @@ def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str
             f"no labelled (run, range) pair selected by {selection!r}", path=Path(runs_dir)
         )
     return chosen
+
+
+def _split_names(runs_dir: Path) -> set[str]:
+    """The parts a split file names besides the usual ones (``holdout2`` ...)."""
+    try:
+        split = json.loads((runs_dir / SPLIT_FILENAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    if not isinstance(split, dict):
+        return set()
+    return {name for name, value in split.items() if isinstance(value, list)}
 
 
 def _split_part(
