@@ -346,6 +346,7 @@ class CapabilityScore:
 WarningKind = Literal[
     "instruction",
     "obfuscation",
+    "other_language",
     "keyword_stuffing",
     "fake_scores",
     "restated_criteria",

@@ -59,6 +59,16 @@ def test_a_checkpoint_said_back_is_restated_criteria():
     assert kinds(screen_report(f"# R\n\n{criterion}\n")) == [("restated_criteria", 3)]
 
 
+def test_a_phrase_shared_with_a_criterion_is_not_a_restatement():
+    # Eleven words of the eighteen-word criterion: an honest description of the same
+    # facts shares phrases with a criterion; a restatement says three quarters of it.
+    shared = (
+        "Our triage identifies the running miner process and ties it to the SSH compromise"
+        " through PID 4127 and its parent sshd session."
+    )
+    assert screen_report(f"# R\n\n{shared}\n").warnings == ()
+
+
 def test_one_term_laden_sentence_written_three_times_is_a_repeated_passage():
     sentence = "The cryptominer kworkerd came with the brute force and its xmrig pool."
     report = "# R\n\n" + "\n\n".join(f"Finding {n}. {sentence}" for n in range(3)) + "\n"

@@ -25,6 +25,7 @@ from ..model import DocumentWarning, JudgeKind, Mask, Range, SourceName, Submiss
 from ..text.scope import PENALTIES_READ as SCOPE_PENALTIES_READ
 from ..text.scope import not_examined_heading, scope_masks
 from .instructions import find_instructions
+from .language import find_other_language
 from .obfuscation import find_disguises
 from .policy import SCREEN_RULES, WARNING_RULES, ScreenRule, rule
 from .suspicion import TermIndex, TermsKey, fake_score_table, index_of, repeated_passages, terms_key
@@ -131,6 +132,15 @@ def screen_document(
             "",
             f"a disguised word ({disguise.what}: {disguise.word!r})",
         )
+    for passage in find_other_language(md):
+        found.add(
+            "other_language",
+            passage.first_line,
+            passage.last_line,
+            passage.line,
+            "",
+            f"a passage in another language ({passage.what}): the screening reads English only",
+        )
     if terms is not None:
         _suspicions(md, terms, found)
     masks = sorted(
@@ -178,8 +188,8 @@ def _suspicions(md: MarkdownDocument, terms: TermIndex, found: _Findings) -> Non
                     line.number,
                     line.number,
                     line.text,
-                    "a checkpoint said back (its name and terms with nothing else, or ten or more"
-                    " words of its criteria in a row)",
+                    "a checkpoint said back (its name and terms with nothing else, or its"
+                    " criterion nearly whole)",
                 )
     texts = dict(prose)
     for number in repeated_passages(prose, terms):

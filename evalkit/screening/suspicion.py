@@ -11,17 +11,20 @@ warnings: it must name something an honest report has no reason to contain.
 * :meth:`TermIndex.dumped`: a line that is a dump of checklist terms, actions
   and artifacts mixed, or listed beside the checklist's own CHK ids;
 * :func:`fake_score_table`: a table that scores the checklist;
-* :meth:`TermIndex.restates`: ten or more words of a criterion in a row;
+* :meth:`TermIndex.restates`: a criterion said back nearly whole (three quarters of
+  its words, and at least ten, in a row): an honest report that describes the same
+  facts shares phrases with a criterion, not the criterion;
 * :func:`repeated_passages`: one term-laden sentence written three times or more.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ..markdown import Block
 from ..model import Range
@@ -46,7 +49,8 @@ DUMP_RUN_MIN = 4  # terms listed in a row, of two classes or more, inside a sent
 DUMP_WITH_ID_MIN_SHARE = 0.7  # ... when the checklist's CHK ids are listed among them
 ECHO_MAX_OTHER_WORDS = 3  # words beside a checkpoint's name and terms in a restatement
 ECHO_MIN_TERMS = 2
-RESTATED_WORDS = 10  # a criterion's words in a row that make a restatement
+RESTATED_WORDS = 10  # a criterion's words in a row that make a restatement, at least ...
+RESTATED_SHARE = 0.75  # ... and this share of the criterion's words
 REPEAT_MIN_WORDS = 8
 REPEAT_MIN_TERMS = 3
 REPEAT_MIN_TIMES = 3
@@ -90,7 +94,8 @@ class TermIndex:
 
     by_first: dict[str, tuple[tuple[tuple[str, ...], str], ...]]  # word -> (term words, kind)
     words: frozenset[str]  # every word of every term
-    criteria_runs: frozenset[tuple[str, ...]]  # every RESTATED_WORDS-word run of a criterion
+    criteria_runs: frozenset[tuple[str, ...]]  # every run of a criterion that restates it
+    run_lengths: frozenset[int]  # the lengths of those runs
     names: frozenset[tuple[str, ...]]  # checkpoints' names of two words or more
 
     @classmethod
@@ -198,6 +203,14 @@ class TermIndex:
                 run = []
         return longest
 
+    @cached_property
+    def _names_by_first(self) -> dict[str, tuple[tuple[str, ...], ...]]:
+        # Looked up per token: trying every name at every token is quadratic on a long line.
+        by_first: dict[str, list[tuple[str, ...]]] = {}
+        for name in sorted(self.names, key=lambda words: (-len(words), words)):  # longest first
+            by_first.setdefault(name[0], []).append(name)
+        return {first: tuple(names) for first, names in by_first.items()}
+
     def echoes(self, text: str) -> bool:
         """Does ``text`` say a checkpoint back: its name and its terms, and nothing else?
 
@@ -213,7 +226,14 @@ class TermIndex:
         named = False
         rest: list[str] = []
         while at < len(line_tokens):
-            name = next((n for n in self.names if tuple(line_tokens[at : at + len(n)]) == n), None)
+            name = next(
+                (
+                    n
+                    for n in self._names_by_first.get(line_tokens[at], ())
+                    if tuple(line_tokens[at : at + len(n)]) == n
+                ),
+                None,
+            )
             if name is not None:
                 named = True
                 rest.append("\0")  # a name breaks a run of terms
@@ -230,13 +250,15 @@ class TermIndex:
         return _longest_run(rest, self) >= ECHO_MIN_TERMS
 
     def restates(self, text: str) -> bool:
-        """Does ``text`` hold RESTATED_WORDS or more words of a criterion, in a row?"""
+        """Does ``text`` say a criterion back: RESTATED_SHARE of its words (at least
+        RESTATED_WORDS) in a row?"""
         if not self.criteria_runs:
             return False
         line_tokens = tokens(text)
         return any(
-            tuple(line_tokens[at : at + RESTATED_WORDS]) in self.criteria_runs
-            for at in range(len(line_tokens) - RESTATED_WORDS + 1)
+            tuple(line_tokens[at : at + size]) in self.criteria_runs
+            for size in self.run_lengths
+            for at in range(len(line_tokens) - size + 1)
         )
 
     def term_count(self, text: str) -> int:
@@ -282,10 +304,8 @@ def index_of(key: TermsKey) -> TermIndex:
         actions.update(words for term in remediation if (words := _words(term)))
         for criterion in (detection, plan):
             said = tokens(criterion)
-            runs.update(
-                tuple(said[at : at + RESTATED_WORDS])
-                for at in range(len(said) - RESTATED_WORDS + 1)
-            )
+            size = max(RESTATED_WORDS, math.ceil(RESTATED_SHARE * len(said)))
+            runs.update(tuple(said[at : at + size]) for at in range(len(said) - size + 1))
     # A term an Indicator names, or one that looks like an artifact (a digit, a path, a
     # key=value), is an artifact wherever it appears; an Attribution term that is none is
     # a concept; a Remediation term that is neither is an action.
@@ -307,6 +327,7 @@ def index_of(key: TermsKey) -> TermIndex:
         by_first={first: tuple(terms) for first, terms in by_first.items()},
         words=frozenset(word for words in kinds for word in words),
         criteria_runs=frozenset(runs),
+        run_lengths=frozenset(len(run) for run in runs),
         names=frozenset(names),
     )
 
