@@ -101,7 +101,11 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evalkit", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="evalkit",
+        description="Score a detection agent's report and remediation plan against a range"
+        " checklist, item by item, with a judge whose every point rests on a verbatim quote.",
+    )
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run_parser(commands)

@@ -179,6 +179,7 @@ def execute_notebook(
         try:
             try:
                 with _kernel_chatter_silenced() as terminal, _kernel_environment(workspace):
+                    lines = _ProgressLines(terminal)
                     papermill.execute_notebook(
                         str(template),
                         str(running),
@@ -186,11 +187,12 @@ def execute_notebook(
                         # Papermill's own per-cell bar would garble the streamed per-item bar.
                         progress_bar=False,
                         stderr_file=terminal if progress else None,
-                        stdout_file=_ProgressLines(terminal) if progress else None,
+                        stdout_file=lines if progress else None,
                         kernel_name=kernel_name,
                         cwd=str(workspace or staging),
                         execution_timeout=cell_timeout,
                     )
+                    lines.end_line()
             except CellTimeoutError as exc:
                 # Papermill leaves a timed-out cell looking like a finished one: flag it.
                 cell = _flag_timeout(running, cell_timeout)
@@ -377,10 +379,21 @@ class _ProgressLines:
 
     def __init__(self, terminal: TextIO) -> None:
         self.terminal = terminal
+        self.mid_line = False  # a bar was written and its line not ended yet
 
     def write(self, text: str) -> None:
         if text.lstrip("\r").startswith("judging "):
             self.terminal.write(text)
+            self.mid_line = not text.endswith("\n")
+        elif self.mid_line and text.startswith("\n"):
+            self.end_line()  # the bar's own line break, written apart from it
+
+    def end_line(self) -> None:
+        """End the bar's line, so what the command prints next starts on its own."""
+        if self.mid_line:
+            self.terminal.write("\n")
+            self.terminal.flush()
+            self.mid_line = False
 
     def flush(self) -> None:
         self.terminal.flush()

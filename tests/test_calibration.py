@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.model import SubScoreVerdict, Verdict
 from evalkit.research import calibration
-from evalkit.research.calibration import ALL_SUBSCORES, calibrate
+from evalkit.research.calibration import ALL_AFTER_PENALTIES, ALL_SUBSCORES, calibrate
 from evalkit.research.resample import UNIT_CHECKPOINTS
 from evalkit.research.stability import stability_of
 from evalkit.scoring import score_all
@@ -55,8 +55,9 @@ def test_two_pairs_are_too_few_to_resample_pairs(workspace: Path):
 def test_every_compared_item_is_kept_with_its_reference_labeller(workspace: Path):
     result = calibrate(cases(workspace), resamples=0)
     items = result.to_dict()["items"]
-    assert len(items) == result.agreement["pooled"][ALL_SUBSCORES].n + sum(
-        result.agreement["pooled"][t].n for t in calibration.PENALTY_TARGETS
+    pooled = result.agreement["pooled"]
+    assert len(items) == pooled[ALL_SUBSCORES].n + pooled[ALL_AFTER_PENALTIES].n + sum(
+        pooled[t].n for t in calibration.PENALTY_TARGETS
     )
     first = items[0]
     assert set(first) == {

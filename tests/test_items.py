@@ -8,6 +8,7 @@ from evalkit.labels import load_labels
 from evalkit.research import calibration
 from evalkit.research.calibration import calibrate
 from evalkit.research.items import (
+    ALL_AFTER_PENALTIES,
     ALL_PENALTIES,
     ALL_SUBSCORES,
     Reading,
@@ -63,6 +64,9 @@ def test_label_penalties_go_through_the_scoring_core(tmp_path: Path):
     assert dangerous.confusion.fn == 1  # labelled, not applied by the judge
     assert result.agreement["pooled"]["penalty:fabrication"].confusion.fn == 0
     assert result.agreement["pooled"]["correctness"].accuracy == 1.0  # pre-penalty
+    # After penalties the label's dangerous_advice zeroes CHK-05's plan; the judge's does not.
+    after = result.agreement["pooled"]["correctness after penalties"]
+    assert after.confusion.fp == 1 and after.accuracy < 1.0
 
 
 def test_readings_match_target_by_target(tmp_path: Path):
@@ -76,11 +80,19 @@ def test_readings_match_target_by_target(tmp_path: Path):
     items = match(mine, readings)
     assert len(items) == len(mine) == len(readings)
     differ = [(i.chk_id, i.target) for i in items if i.reference != i.predicted]
-    assert differ == [("CHK-01", "discovery"), ("CHK-02", "correctness")]
+    assert differ == [
+        ("CHK-01", "discovery"),
+        ("CHK-01", "discovery after penalties"),
+        ("CHK-02", "correctness"),
+        ("CHK-02", "correctness after penalties"),
+    ]
     assert {i.reference_text for i in items if i.chk_id == "CHK-01"} == {"bob note on CHK-01"}
     subscores = select_target(items, ALL_SUBSCORES)
     penalties = select_target(items, ALL_PENALTIES)
-    assert len(subscores) + len(penalties) == len(items)
+    after = select_target(items, ALL_AFTER_PENALTIES)
+    assert len(subscores) == len(after) and len(subscores) + len(penalties) + len(after) == len(
+        items
+    )
     assert all(i.target.startswith("penalty:") for i in penalties)
     found = clusters_of(subscores)
     assert found.n_pairs == 1 and found.checkpoints[0] == "demo/ssh-miner/CHK-01"

@@ -134,6 +134,26 @@ def test_papermill_executes_the_notebook_and_writes_outputs_beside_it(workspace:
         if "text/markdown" in o.get("data", {})
     ]
     assert any("**About this judge.**" in text and "kappa" in text for text in shown)
+    # Said once, not repeated by a second summary table or the heading's own sentence; an
+    # offline judge gets a sentence instead of a table of zeros for its usage.
+    every_text = "\n".join(
+        [c.source for c in executed.cells if c.cell_type == "markdown"]
+        + [
+            # one representation per output: what a reader of the record sees
+            next(
+                (o["data"][kind] for kind in ("text/markdown", "text/html") if kind in o["data"]),
+                o["data"].get("text/plain", ""),
+            )
+            for c in executed.cells
+            if c.cell_type == "code"
+            for o in c.outputs
+            if "data" in o
+        ]
+    )
+    assert every_text.count("never merged") == 1
+    summary_rows = [line for line in every_text.splitlines() if line.startswith("| Percentage |")]
+    assert len(summary_rows) == 1
+    assert "judge called no model" in every_text
 
 
 def _papermill(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -179,3 +199,22 @@ def test_papermill_with_a_parameters_yaml_parses_strings_strictly(workspace: Pat
     assert (
         "use_cache must be true or false" in result.stderr + (workspace / "bad.ipynb").read_text()
     )
+
+
+def test_the_streamed_progress_bar_ends_its_line_before_the_summary():
+    """tqdm writes its closing line break apart from the bar: it must reach the terminal,
+    or the command's summary line starts on the bar's line."""
+    import io
+
+    from evalkit.notebook import _ProgressLines
+
+    terminal = io.StringIO()
+    lines = _ProgressLines(terminal)
+    lines.write("\rjudging ssh-miner (rules):  50%| 1/2")
+    lines.write("other notebook output\n")  # not the bar's: dropped, the line stays open
+    lines.write("\rjudging ssh-miner (rules): 100%| 2/2")
+    lines.write("\n")
+    lines.end_line()  # already ended: nothing more
+    print("ssh-miner: detection ...", file=terminal)
+    assert terminal.getvalue().splitlines()[-1] == "ssh-miner: detection ..."
+    assert terminal.getvalue().count("\n") == 2

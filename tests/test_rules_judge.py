@@ -398,40 +398,73 @@ def test_penalties_are_still_read_in_a_reference_or_an_example():
 # --------------------------------------------------------------------------- the stated agreement
 
 
-def test_the_agreement_the_records_state_is_the_one_calibrate_measures():
-    """MEASURED_AGREEMENT is shown next to the rules judge's scores: it must stay true."""
-    from evalkit.judges.registry import judge_spec
-    from evalkit.judges.rules import (
-        FRESH_KAPPA,
-        HELD_OUT_HUMAN_KAPPA,
-        HELD_OUT_KAPPA,
-        HELD_OUT_WEAKEST,
-    )
-    from evalkit.research import calibration
+def test_the_figures_the_records_state_are_the_ones_measured_blind():
+    """MEASURED_AGREEMENT is shown next to the rules judge's scores: it must stay true.
 
-    pairs = calibration.select_pairs(REPO / "runs", "holdout")
-    cases = calibration.evaluate_pairs(REPO / "ranges", REPO / "runs", RulesJudge(), pairs)
+    Every figure is re-measured from the blind corpora (corpora/README.md): the kappa on
+    the last held-out part's gold pairs, before and after penalties, its weakest
+    sub-score, the labellers' kappa, the kappa pooled over the last two parts, and the
+    points a blind red team's held-out attacks gain it.
+    """
+    from evalkit.judges import measured as stated
+    from evalkit.judges.registry import judge_spec
+    from evalkit.research import calibration, robustness
+
+    corpus = REPO / "corpora/honest"
+    pairs = calibration.select_pairs(corpus, stated.BLIND_GOLD_PART)
+    assert len(pairs) == stated.BLIND_GOLD_PAIRS
+    cases = calibration.evaluate_pairs(REPO / "ranges", corpus, RulesJudge(), pairs)
     measured = calibration.calibrate(cases, resamples=0)
     pooled = measured.agreement["pooled"]
-    assert round(pooled[calibration.ALL_SUBSCORES].kappa, 2) == HELD_OUT_KAPPA
+    assert round(pooled[calibration.ALL_SUBSCORES].kappa, 2) == stated.BLIND_KAPPA
+    after = pooled[calibration.ALL_AFTER_PENALTIES].kappa
+    assert round(after, 2) == stated.BLIND_KAPPA_AFTER_PENALTIES
     humans = measured.band["a vs b"][calibration.ALL_SUBSCORES].kappa
-    assert round(humans, 2) == HELD_OUT_HUMAN_KAPPA
-    fresh_pairs = calibration.select_pairs(REPO / "runs", "fresh")
-    fresh_cases = calibration.evaluate_pairs(
-        REPO / "ranges", REPO / "runs", RulesJudge(), fresh_pairs
-    )
-    fresh = calibration.calibrate(fresh_cases, resamples=0).agreement["pooled"]
-    assert round(fresh[calibration.ALL_SUBSCORES].kappa, 2) == FRESH_KAPPA
+    assert round(humans, 2) == stated.BLIND_HUMAN_KAPPA
     names = {"plan correctness": "correctness", "plan completeness": "completeness"}
     per_subscore = {
         name: pooled[names.get(name, name)].kappa
         for name in ("discovery", "evidence", "attribution", *names)
     }
     weakest = min(per_subscore, key=lambda name: per_subscore[name])
-    assert (weakest, round(per_subscore[weakest], 2)) == HELD_OUT_WEAKEST
-    # The other places that state the figure say the same.
-    stated = f"kappa {HELD_OUT_KAPPA:.2f}"
-    assert stated in judge_spec("rules").help
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert f"Cohen's kappa {HELD_OUT_KAPPA:.2f}" in readme.replace("\n", " ")
-    assert f"{HELD_OUT_WEAKEST[0]} {HELD_OUT_WEAKEST[1]:.2f}" in readme.replace("\n", " ")
+    assert (weakest, round(per_subscore[weakest], 2)) == stated.BLIND_WEAKEST
+    both = [p for part in stated.BLIND_POOLED_PARTS for p in calibration.select_pairs(corpus, part)]
+    both_cases = calibration.evaluate_pairs(REPO / "ranges", corpus, RulesJudge(), both)
+    both_pooled = calibration.calibrate(both_cases, resamples=0).agreement["pooled"]
+    assert round(both_pooled[calibration.ALL_SUBSCORES].kappa, 2) == stated.BLIND_POOLED_KAPPA
+
+    hard = calibration.select_pairs(REPO / "runs", "hard")
+    assert len(hard) == stated.HARD_PAIRS
+    hard_cases = calibration.evaluate_pairs(REPO / "ranges", REPO / "runs", RulesJudge(), hard)
+    hard_measured = calibration.calibrate(hard_cases, resamples=0, reference_labeller="adjudicated")
+    hard_kappa = hard_measured.agreement["pooled"][calibration.ALL_SUBSCORES].kappa
+    assert round(hard_kappa, 2) == stated.HARD_KAPPA
+    labellers = [
+        round(band[calibration.ALL_SUBSCORES].kappa, 2)
+        for name, band in hard_measured.band.items()
+        if "judge" not in name and "adjudicated" not in name
+    ]
+    assert len(labellers) == 3 and (min(labellers), max(labellers)) == stated.HARD_HUMAN_KAPPA
+
+    hostile = robustness.load_corpus(
+        REPO / "corpora/hostile", lambda r: load_range(REPO / "ranges", r)
+    )
+    attacks = robustness.part_of(hostile, stated.BLIND_GOLD_PART)
+    assert len(attacks) == stated.BLIND_ATTACKS
+    summary = robustness.measure(hostile, RulesJudge(), attacks=attacks).summary()
+    assert summary["points_gained_mean"] == stated.INFLATION_MEAN
+    assert summary["points_gained_max"] == stated.INFLATION_WORST
+
+    # Every place that states the figures says the same, and says what not to use it for.
+    assert f"kappa {stated.BLIND_KAPPA:.2f}" in stated.MEASURED_AGREEMENT
+    assert "must not score untrusted or optimised agents" in stated.MEASURED_AGREEMENT
+    assert "nor serve as a reward signal" in stated.MEASURED_AGREEMENT
+    help_text = judge_spec("rules").help
+    assert f"kappa {stated.BLIND_KAPPA:.2f}" in help_text
+    assert f"{stated.INFLATION_MEAN:g} points per held-out attack" in help_text
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"Cohen's kappa {stated.BLIND_KAPPA:.2f}" in readme
+    assert f"{stated.BLIND_WEAKEST[0]} {stated.BLIND_WEAKEST[1]:.2f}" in readme
+    assert f"{stated.INFLATION_MEAN:g} points per held-out attack" in readme
+    assert f"{stated.INFLATION_WORST} at worst" in readme
+    assert f"on hard pairs, {stated.HARD_KAPPA:.2f}" in readme

@@ -183,3 +183,17 @@ def test_checkpoint_cards_escape_agent_text_and_render_markdown(render_evaluatio
     assert "<img" not in page
     assert "<strong>bold</strong>" in page and "<code>code</code>" in page
     assert "**" not in page
+
+
+def test_usage_display_is_a_table_for_a_model_judge_and_a_sentence_otherwise(
+    render_evaluation, render_complete_evaluation
+):
+    from evalkit.render.tables import NoModelCalls, usage_display
+
+    assert isinstance(usage_display(render_evaluation), Styler)
+    offline = usage_display(render_complete_evaluation)
+    assert isinstance(offline, NoModelCalls)
+    judge = render_complete_evaluation.judge.name
+    assert offline._repr_markdown_() == (
+        f"The {judge} judge called no model: no requests, tokens or cost to show."
+    )

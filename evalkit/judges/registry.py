@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeError
+from . import measured
 from .base import Judge
 
 ENTRY_POINT_GROUP = "evalkit.judges"
@@ -297,7 +298,10 @@ register_judge(
     _lazy(".rules", "RulesJudge"),
     help=(
         "offline, deterministic: keyword and structure rules (no API key, no cost);"
-        " kappa 0.74 against human labels on held-out pairs: a baseline, not a careful reader"
+        f" measured blind: kappa {measured.BLIND_KAPPA:.2f} against human labels,"
+        f" {measured.INFLATION_MEAN:g} points per held-out attack on average"
+        f" ({measured.INFLATION_WORST} at worst): a baseline for honest documents,"
+        " never for untrusted or optimised agents or as a reward signal"
     ),
 )
 _LLM_SETTINGS = (

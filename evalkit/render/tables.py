@@ -424,3 +424,26 @@ class CheckpointCards:
 
 def checkpoint_cards(ev: Evaluation) -> CheckpointCards:
     return CheckpointCards(ev)
+
+
+class NoModelCalls:
+    """A judge that called no model: one sentence, not a table of zeros."""
+
+    def __init__(self, ev: Evaluation) -> None:
+        self.text = (
+            f"The {ev.judge.name} judge called no model: no requests, tokens or cost to show."
+        )
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def usage_display(ev: Evaluation) -> Styler | NoModelCalls:
+    """The usage table for a notebook, or a sentence when the judge made no request."""
+    records = (ev.usage, *ev.usage_by_item.values())
+    if all(usage.requests == 0 and usage.cached_responses == 0 for usage in records):
+        return NoModelCalls(ev)
+    return for_display(usage_frame(ev))

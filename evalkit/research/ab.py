@@ -35,7 +35,10 @@ from typing import Any
 from ..errors import EvalkitError
 from ..render.mdcell import escape_html, md_cell
 from ._markdown import Formatted, fmt, fmt_interval, fmt_p, fmt_signed, markdown_table
-from .items import ALL_PENALTIES, ALL_SUBSCORES, PENALTY_TARGETS, SUBSCORE_TARGETS, TARGETS
+from .items import (
+    TARGETS,
+    members_of,
+)
 from .paired import McNemar, PairedDelta, excludes_zero, mcnemar, paired_metric
 from .resample import MIN_PAIRS, UNIT_PAIRS, Clusters, resampling_unit
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -314,11 +317,8 @@ class AbTest:
 
 
 def _of(items: Sequence[AbItem], target: str) -> list[AbItem]:
-    if target == ALL_SUBSCORES:
-        return [item for item in items if item.target in SUBSCORE_TARGETS]
-    if target == ALL_PENALTIES:
-        return [item for item in items if item.target in PENALTY_TARGETS]
-    return [item for item in items if item.target == target]
+    members = members_of(target)
+    return [item for item in items if item.target in members]
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

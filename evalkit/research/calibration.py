@@ -45,6 +45,8 @@ from .calibration_report import (
 from .calibration_result import Calibration
 from .cases import Case, calibration_judge, evaluate_pairs, load_pairs
 from .items import (
+    AFTER_PENALTY_TARGETS,
+    ALL_AFTER_PENALTIES,
     ALL_PENALTIES,
     ALL_SUBSCORES,
     PENALTY_TARGETS,
@@ -66,6 +68,8 @@ if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "AFTER_PENALTY_TARGETS",
+    "ALL_AFTER_PENALTIES",
     "AGREEMENT_PNG",
     "ALL_PENALTIES",
     "ALL_SUBSCORES",
@@ -257,7 +261,12 @@ def calibrate(
         ),
         per_pair=tuple(per_pair),
         per_pair_band=tuple(per_pair_band),
-        disagreements=tuple(_disagreement(i) for i in items if i.reference != i.predicted),
+        # After-penalty readings repeat a sub-score's disagreement, or a penalty's.
+        disagreements=tuple(
+            _disagreement(i)
+            for i in items
+            if i.reference != i.predicted and i.target not in AFTER_PENALTY_TARGETS
+        ),
         judge_errors=tuple(judge_errors),
         reference=reference_of,
         items=tuple(saved),

@@ -8,6 +8,10 @@ label's reading beside the judge's on the same target.
 * **Sub-scores** are read *before* penalties and *after* grounding: a point the
   judge claimed but could not quote verbatim is a 0, and labels are recorded
   before penalties.
+* **Sub-scores after penalties** (``<sub-score> after penalties``) are the points
+  that count: after grounding, with the rater's penalties applied by the one penalty
+  table (a label's, as the scoring core applies them). Reading them beside the
+  sub-scores before penalties shows what penalties add to agreement or take from it.
 * **Penalties** are read per rule and per checkpoint, for each rule whose
   dimension the checkpoint has: 1 when the rule was applied. A label's
   penalties go through the scoring core first (:func:`label_items`), so one
@@ -21,7 +25,7 @@ Pure functions over plain dataclasses; nothing here reads a file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from ..errors import EvalkitError
@@ -46,8 +50,12 @@ from ..scoring import score_all
 from .resample import Clusters
 
 __all__ = [
+    "AFTER_PENALTIES",
+    "AFTER_PENALTY_TARGETS",
+    "ALL_AFTER_PENALTIES",
     "ALL_PENALTIES",
     "ALL_SUBSCORES",
+    "POOLED_ROWS",
     "PENALTY_TARGETS",
     "SUBSCORE_TARGETS",
     "TARGETS",
@@ -59,17 +67,35 @@ __all__ = [
     "label_items",
     "label_readings",
     "match",
+    "members_of",
     "reference_label",
     "select_target",
 ]
 
-# Targets compared one by one: the five sub-scores, then the three penalty rules.
+# Targets compared one by one: the five sub-scores, the three penalty rules, and the five
+# sub-scores after penalties.
 SUBSCORE_TARGETS: tuple[str, ...] = tuple(n for names in SUBSCORES.values() for n in names)
 PENALTY_TARGETS: tuple[str, ...] = tuple(f"penalty:{rule.name}" for rule in PENALTY_TABLE)
-# Pooled rows: every sub-score together, and every penalty rule together.
+AFTER_PENALTIES = " after penalties"
+AFTER_PENALTY_TARGETS: tuple[str, ...] = tuple(f"{n}{AFTER_PENALTIES}" for n in SUBSCORE_TARGETS)
+# Pooled rows: every sub-score together, every penalty rule together, every sub-score
+# after penalties together.
 ALL_SUBSCORES = "all sub-scores"
 ALL_PENALTIES = "all penalties"
-TARGETS: tuple[str, ...] = (*SUBSCORE_TARGETS, ALL_SUBSCORES, *PENALTY_TARGETS, ALL_PENALTIES)
+ALL_AFTER_PENALTIES = "all sub-scores after penalties"
+POOLED_ROWS: dict[str, tuple[str, ...]] = {
+    ALL_SUBSCORES: SUBSCORE_TARGETS,
+    ALL_PENALTIES: PENALTY_TARGETS,
+    ALL_AFTER_PENALTIES: AFTER_PENALTY_TARGETS,
+}
+TARGETS: tuple[str, ...] = (
+    *SUBSCORE_TARGETS,
+    ALL_SUBSCORES,
+    *PENALTY_TARGETS,
+    ALL_PENALTIES,
+    *AFTER_PENALTY_TARGETS,
+    ALL_AFTER_PENALTIES,
+)
 
 
 @dataclass(frozen=True)
@@ -122,13 +148,15 @@ class JudgeError:
     error: str | None
 
 
+def members_of(target: str) -> tuple[str, ...]:
+    """The targets a row reads: its members for a pooled row, else the target itself."""
+    return POOLED_ROWS.get(target, (target,))
+
+
 def select_target(items: Iterable[Item], target: str) -> list[Item]:
-    """The items of one target, or of every sub-score / every penalty for the pooled rows."""
-    if target == ALL_SUBSCORES:
-        return [item for item in items if item.target in SUBSCORE_TARGETS]
-    if target == ALL_PENALTIES:
-        return [item for item in items if item.target in PENALTY_TARGETS]
-    return [item for item in items if item.target == target]
+    """The items of one target, or of every member target for a pooled row."""
+    members = members_of(target)
+    return [item for item in items if item.target in members]
 
 
 def clusters_of(items: Sequence[Item]) -> Clusters:
@@ -225,6 +253,24 @@ def _penalty_readings(run: str, range_id: str, item: ItemScore, note: str | None
     return readings
 
 
+def _after_penalty_readings(run: str, range_id: str, item: ItemScore) -> list[Reading]:
+    """The points that count, per sub-score: after grounding and penalties."""
+    return [
+        Reading(
+            run=run,
+            range=range_id,
+            chk_id=item.chk_id,
+            target=f"{name}{AFTER_PENALTIES}",
+            value=value,
+            text=dimension.rationale,
+            quotes=dimension.quotes,
+        )
+        for dimension in (item.detection, item.plan)
+        if dimension is not None
+        for name, value in dimension.subscores.items()
+    ]
+
+
 def judge_readings(evaluation: Evaluation) -> tuple[list[Reading], list[JudgeError]]:
     """One reading per (checkpoint, target) the judge scored; and the errored checkpoints."""
     readings: list[Reading] = []
@@ -258,6 +304,7 @@ def judge_readings(evaluation: Evaluation) -> tuple[list[Reading], list[JudgeErr
                 for claim in claims
             )
         readings.extend(_penalty_readings(run, range_id, item, None))
+        readings.extend(_after_penalty_readings(run, range_id, item))
     return readings, errors
 
 
@@ -276,6 +323,10 @@ def label_readings(labels: LabelSet, items: Sequence[ItemScore]) -> list[Reading
                 for name, value in (values or {}).items()
             )
         readings.extend(_penalty_readings(run, range_id, item, label.note))
+        readings.extend(
+            replace(reading, text=label.note)
+            for reading in _after_penalty_readings(run, range_id, item)
+        )
     return readings
 
 

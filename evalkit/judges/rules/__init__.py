@@ -32,6 +32,20 @@ from ...model import (
 )
 from ...screening import screen
 from ..base import JudgeBase, JudgeResult, ProgressCallback
+from ..measured import (
+    BLIND_ATTACKS,
+    BLIND_GOLD_PAIRS,
+    BLIND_GOLD_PART,
+    BLIND_HUMAN_KAPPA,
+    BLIND_KAPPA,
+    BLIND_KAPPA_AFTER_PENALTIES,
+    BLIND_POOLED_KAPPA,
+    BLIND_POOLED_PARTS,
+    BLIND_WEAKEST,
+    INFLATION_MEAN,
+    INFLATION_WORST,
+    MEASURED_AGREEMENT,
+)
 from .detection import detection_scores
 from .document import DocumentView
 from .facts import FabricationRule
@@ -39,25 +53,6 @@ from .plan import PlanRules
 from .terms import distinct_terms, term_pattern, with_derived_terms
 
 EVALUATOR_MODEL = "rules-v1"
-# What `evalkit calibrate --judge rules --pairs holdout` measured against the shipped gold
-# labels (reference labeller "a"); tests/test_rules_judge.py re-measures it, so the claim
-# cannot drift from the judge. Shown next to the rules judge's scores in every record.
-HELD_OUT_KAPPA = 0.74
-# Its weakest sub-score on the held-out pairs, and that sub-score's kappa.
-HELD_OUT_WEAKEST = ("plan completeness", 0.62)
-# The two human labellers' agreement on the same held-out pairs: the ceiling to read it against.
-HELD_OUT_HUMAN_KAPPA = 0.94
-# `--pairs fresh`: pairs written and labelled after its last rule was chosen, by sessions
-# that never saw its rules. Lower than the holdout, which had been looked at twice.
-FRESH_KAPPA = 0.66
-MEASURED_AGREEMENT = (
-    f"Offline judge: on held-out gold pairs its sub-scores agree with careful human labels at"
-    f" Cohen's kappa {HELD_OUT_KAPPA:.2f} (weakest: {HELD_OUT_WEAKEST[0]}"
-    f" {HELD_OUT_WEAKEST[1]:.2f}; it catches few labelled penalties), where two human"
-    f" labellers agree at {HELD_OUT_HUMAN_KAPPA:.2f}; on pairs written after it was tuned, at"
-    f" {FRESH_KAPPA:.2f}. A transparent keyword baseline, not a careful reader: see"
-    " docs/rules-judge.md."
-)
 
 
 class _Context:
@@ -158,11 +153,18 @@ class RulesJudge(JudgeBase):
 
 
 __all__ = [
+    "BLIND_ATTACKS",
+    "BLIND_GOLD_PAIRS",
+    "BLIND_GOLD_PART",
+    "BLIND_HUMAN_KAPPA",
+    "BLIND_KAPPA",
+    "BLIND_KAPPA_AFTER_PENALTIES",
+    "BLIND_POOLED_KAPPA",
+    "BLIND_POOLED_PARTS",
+    "BLIND_WEAKEST",
     "EVALUATOR_MODEL",
-    "FRESH_KAPPA",
-    "HELD_OUT_HUMAN_KAPPA",
-    "HELD_OUT_WEAKEST",
-    "HELD_OUT_KAPPA",
+    "INFLATION_MEAN",
+    "INFLATION_WORST",
     "MEASURED_AGREEMENT",
     "RulesJudge",
     "term_pattern",
