@@ -118,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         type=Path,
         metavar="PATH",
-        help="a checklist.md, a range folder, a folder of ranges, a label file,"
-        " or a folder holding labels/*.json files",
+        help="a checklist.md, a range folder, a folder of ranges, a label file, a labels"
+        " folder, or a folder with labels/*.json below it",
     )
     validate.set_defaults(handler=cmd_validate)
 

@@ -453,12 +453,15 @@ def _adjudication_problems(labels: LabelSet) -> list[str]:
 
 def find_label_files(path: Path) -> list[Path]:
     """The label files ``evalkit validate PATH`` checks: the file itself when it is a
-    ``.json`` file, else every ``*/labels/*.json`` below the folder."""
+    ``.json`` file, the ``*.json`` of a ``labels`` folder, else every ``*/labels/*.json``
+    below the folder."""
     path = Path(path)
     if path.is_file():
         return [path] if path.suffix == ".json" else []
     if not path.is_dir():
         return []
+    if path.name == LABELS_DIRNAME:
+        return sorted(path.glob("*.json"))
     found = [
         label
         for label in path.rglob(f"{LABELS_DIRNAME}/*.json")

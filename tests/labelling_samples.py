@@ -17,11 +17,18 @@ def workspace_with_evaluation(root: Path, run: str = RUN, range_id: str = RANGE)
     """ranges/ and runs/ copied under ``root``, with the rules judge's evaluation of the pair
     in ``runs/<run>/<range>/evaluations/rules`` (verdicts.json and scores.json)."""
     copy_samples(root)
+    write_rules_evaluation(root, run, range_id)
+    return root
+
+
+def write_rules_evaluation(root: Path, run: str, range_id: str) -> Path:
+    """The rules judge's evaluation of one pair of the workspace, where the notebook finds it."""
     rng = evalkit.load_range(root / "ranges", range_id)
     submission = evalkit.load_submission(root / "runs", run, rng)
     evaluation = evalkit.evaluate(rng, submission, evalkit.make_judge("rules"))
-    render.write_outputs(evaluation, root / "runs" / run / range_id / "evaluations" / "rules")
-    return root
+    out = root / "runs" / run / range_id / "evaluations" / "rules"
+    render.write_outputs(evaluation, out)
+    return out
 
 
 def pair(root: Path, run: str = RUN, range_id: str = RANGE) -> tuple[Range, Submission, Sources]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.labelling_samples import RANGE, RUN, workspace_with_evaluation
+from tests.labelling_samples import RANGE, RUN, workspace_with_evaluation, write_rules_evaluation
 from tests.samples import REPO, run_evalkit
 
 pytestmark = pytest.mark.e2e
@@ -66,6 +66,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     chromium()
     base = tmp_path_factory.mktemp("lab")
     root = workspace_with_evaluation(base / "ws")
+    write_rules_evaluation(root, RUN, "ssh-miner")  # a 23-checkpoint pair
     (root / "notebooks").mkdir()
     for name in ("label.ipynb", "adjudicate.ipynb"):
         shutil.copy(REPO / "notebooks" / name, root / "notebooks" / name)
@@ -290,6 +291,75 @@ def test_a_labeller_labels_a_pair_in_jupyterlab(browser: Any, lab: Lab):
     result = run_evalkit("validate", str(written), cwd=lab.root, env=dict(os.environ))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().endswith("ok (labels)")
+    page.close()
+
+
+class Gestures:
+    """What a labeller does, counted: each click, key press, field filled or option chosen."""
+
+    def __init__(self, page: Any, app: str) -> None:
+        self.page, self.app, self.count = page, app, 0
+
+    def click(self, selector: str) -> None:
+        self.page.locator(f"{self.app} {selector}").click()
+        self.count += 1
+
+    def press(self, key: str) -> None:
+        self.page.keyboard.press(key)
+        self.count += 1
+
+    def fill(self, selector: str, text: str) -> None:
+        self.page.locator(f"{self.app} {selector}").fill(text)
+        self.count += 1
+
+    def choose(self, label: str, value: str) -> None:
+        choose(self.page, self.app, label, value)
+        self.count += 1
+
+
+def test_a_23_checkpoint_pair_prefilled_from_the_judge_takes_few_gestures(browser: Any, lab: Lab):
+    """Accepting the judge's pre-filled verdicts, flipping some, on every checkpoint of an
+    ssh-miner pair: at most 10 clicks or key presses per checkpoint on average, and a label
+    that evalkit validate accepts."""
+    app = ".evk-labelling"
+    page = open_and_run(browser, lab, "label.ipynb")
+    act = Gestures(page, app)
+    act.choose("Run", RUN)
+    act.choose("Range", "ssh-miner")
+    act.fill(".evk-labeller input", "fast")
+    act.choose("Pre-fill", "judge rules")
+    act.click(".evk-open")
+    page.wait_for_selector(f"{app} .evk-progress:has-text('1 of 23')")
+    act.click(".evk-criteria-pane")  # the keys go to the app from here
+    labels = lab.root / "runs" / RUN / "ssh-miner" / "labels"
+    judge = json.loads(
+        (lab.root / "runs" / RUN / "ssh-miner/evaluations/rules/verdicts.json").read_text()
+    )
+    flipped = []
+    for number in range(1, 24):
+        chk_id = f"CHK-{number:02d}"
+        if number % 3 == 0:  # disagree with the judge on evidence here
+            act.press("2")
+            flipped.append(chk_id)
+        if number < 23:
+            act.press("n")
+            page.wait_for_selector(f"{app} .evk-progress:has-text('{number + 1} of 23')")
+    act.click(".evk-finalise")
+    page.wait_for_selector(f"{app} .evk-result:has-text('evalkit validate: ok (labels)')")
+    assert act.count / 23 <= 10, f"{act.count} gestures for 23 checkpoints"
+    written = labels / "fast.json"
+    result = run_evalkit("validate", str(written), cwd=lab.root, env=dict(os.environ))
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok (labels)")
+    data = json.loads(written.read_text(encoding="utf-8"))
+    assert data["prefilled_from"] == "judge:rules" and len(data["checkpoints"]) == 23
+    by_judge = {
+        v["chk_id"]: v["detection"]["evidence"]["score"] for v in judge if v.get("detection")
+    }
+    for entry in data["checkpoints"]:
+        expected = by_judge[entry["chk_id"]]
+        if entry["chk_id"] in flipped:
+            expected = 1 - expected
+        assert entry["detection"]["evidence"] == expected, entry["chk_id"]
     page.close()
 
 

@@ -271,6 +271,15 @@ def test_cli_validate_accepts_the_shipped_labels(samples: Path):
     assert "ranges/ssh-miner/checklist.md: ok" in result.stdout
 
 
+def test_cli_validate_takes_a_labels_folder_itself(samples: Path):
+    result = cli("validate", "runs/demo/ssh-miner/labels", cwd=samples)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        "runs/demo/ssh-miner/labels/a.json: ok (labels)",
+        "runs/demo/ssh-miner/labels/b.json: ok (labels)",
+    ]
+
+
 @pytest.mark.e2e
 def test_cli_validate_on_a_bad_label_file_prints_one_line_per_problem(
     samples: Path, good: dict[str, Any]
