@@ -319,6 +319,23 @@ def _first_signal(folded: str, starts: tuple[int, ...], first: int, last: int) -
     return first
 
 
+# A directive read across lines is read over at most this many lines at a time: a block of
+# a hundred thousand lines (a report written as one paragraph) is read in overlapping
+# windows, not joined into one text for every pattern to scan.
+JOINED_LINES = 40
+
+
+def _windows(first: int, last: int) -> list[tuple[int, int]]:
+    """``first``..``last`` whole when short, else windows of JOINED_LINES overlapping by half."""
+    if last - first < JOINED_LINES:
+        return [(first, last)]
+    step = JOINED_LINES // 2
+    return [
+        (start, min(start + JOINED_LINES - 1, last))
+        for start in range(first, last - step + 1, step)
+    ]
+
+
 def _block_span(md: MarkdownDocument, line: int) -> tuple[int, int]:
     """The Markdown block (or hidden span) holding ``line``, as first and last line."""
     for block in md.blocks:
@@ -360,10 +377,12 @@ def find_instructions(md: MarkdownDocument) -> list[Instruction]:
     for first, last in spans:
         if any(first <= number <= last for number in found):
             continue
-        text = " ".join(folded[starts[first - 1] : line_text(last)[1]].split())
-        if _scoring_directive(text):
-            # Reported at the first line that speaks of the scoring, not at a fence.
-            found[_first_signal(folded, starts, first, last)] = directive
+        for start, end in _windows(first, last):
+            text = " ".join(folded[starts[start - 1] : line_text(end)[1]].split())
+            if _scoring_directive(text):
+                # Reported at the first line that speaks of the scoring, not at a fence.
+                found[_first_signal(folded, starts, start, end)] = directive
+                break
     markers: list[int] = []
     for number in _lines_with(lower, starts, _END_WORDS):
         if number >= last_text or number in found:

@@ -85,9 +85,10 @@ def _script_share(text: str) -> tuple[int, float]:
 def other_language(text: str) -> str | None:
     """Why ``text`` reads as a passage in another language than English, or None."""
     text = _CODE_SPAN.sub(" ", text)
-    letters, share = _script_share(text)
-    if letters >= MIN_SCRIPT_LETTERS and share >= MIN_SCRIPT_SHARE:
-        return "mostly letters of another script than Latin"
+    if not text.isascii():  # ASCII letters are all Latin
+        letters, share = _script_share(text)
+        if letters >= MIN_SCRIPT_LETTERS and share >= MIN_SCRIPT_SHARE:
+            return "mostly letters of another script than Latin"
     words = foreign = english = 0
     distinct: set[str] = set()
     for match in _WORD.finditer(text):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -95,7 +95,7 @@ class TermIndex:
     by_first: dict[str, tuple[tuple[tuple[str, ...], str], ...]]  # word -> (term words, kind)
     words: frozenset[str]  # every word of every term
     criteria_runs: frozenset[tuple[str, ...]]  # every run of a criterion that restates it
-    run_lengths: frozenset[int]  # the lengths of those runs
+    run_starts: Mapping[str, tuple[int, ...]]  # a run's first word -> the lengths of its runs
     names: frozenset[tuple[str, ...]]  # checkpoints' names of two words or more
 
     @classmethod
@@ -255,10 +255,12 @@ class TermIndex:
         if not self.criteria_runs:
             return False
         line_tokens = tokens(text)
+        # Only where a run can start: slicing at every word for every length is quadratic
+        # on a long line.
         return any(
             tuple(line_tokens[at : at + size]) in self.criteria_runs
-            for size in self.run_lengths
-            for at in range(len(line_tokens) - size + 1)
+            for at, word in enumerate(line_tokens)
+            for size in self.run_starts.get(word, ())
         )
 
     def term_count(self, text: str) -> int:
@@ -287,6 +289,13 @@ def _longest_run(line_tokens: Sequence[str], index: TermIndex) -> int:
             run = 0
             at += 1
     return longest
+
+
+def _starts_of(runs: Iterable[tuple[str, ...]]) -> dict[str, tuple[int, ...]]:
+    sizes: dict[str, set[int]] = {}
+    for run in runs:
+        sizes.setdefault(run[0], set()).add(len(run))
+    return {first: tuple(sorted(lengths)) for first, lengths in sizes.items()}
 
 
 @lru_cache(maxsize=8)
@@ -327,7 +336,7 @@ def index_of(key: TermsKey) -> TermIndex:
         by_first={first: tuple(terms) for first, terms in by_first.items()},
         words=frozenset(word for words in kinds for word in words),
         criteria_runs=frozenset(runs),
-        run_lengths=frozenset(len(run) for run in runs),
+        run_starts=_starts_of(runs),
         names=frozenset(names),
     )
 
