@@ -55,6 +55,26 @@ def test_run_rules_judge_writes_notebook_report_and_scores(workspace: Path):
 
 
 @pytest.mark.e2e
+def test_a_checklist_without_remediation_or_indicators_lines_is_scored(workspace: Path):
+    """Both lines are optional in docs/checklist-format.md: every item is still scored,
+    through terms derived from its criteria, and the run exits 0."""
+    checklist = workspace / "ranges/ssh-miner/checklist.md"
+    lines = checklist.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith(("- Remediation:", "- Indicators:"))]
+    assert len(kept) < len(lines) - 20  # most items lose both lines
+    checklist.write_text("".join(kept), encoding="utf-8")
+    result = run_cli("run", "--range", "ssh-miner", "--run", "demo", "--quiet", cwd=workspace)
+    assert result.returncode == 0, result.stdout + result.stderr
+    scores = json.loads(
+        (workspace / "runs/demo/ssh-miner/evaluations/rules/scores.json").read_text()
+    )
+    assert scores["summary"]["complete"] is True
+    assert scores["summary"]["errored"] == []
+    assert all(item["status"] == "scored" for item in scores["checkpoints"])
+    assert scores["summary"]["detection"]["score"] > 0 and scores["summary"]["plan"]["score"] > 0
+
+
+@pytest.mark.e2e
 def test_run_all_ranges_of_the_demo_gives_distinct_diagnoses(workspace: Path):
     result = run_cli("run", "--all-ranges", "--run", "demo", "--quiet", cwd=workspace)
     assert result.returncode == 0, result.stderr
