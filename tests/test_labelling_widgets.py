@@ -11,7 +11,8 @@ import pytest
 
 from evalkit.labelling.widgets.adjudicate_app import AdjudicationApp
 from evalkit.labelling.widgets.browser import EVENT_SEPARATOR, FIELD_SEPARATOR, new_keys
-from evalkit.labelling.widgets.label_app import KEYMAP, LabellingApp
+from evalkit.labelling.widgets.editor import KEYMAP
+from evalkit.labelling.widgets.label_app import LabellingApp
 from tests.labelling_samples import RANGE, RUN, workspace_with_evaluation
 from tests.samples import REPO
 

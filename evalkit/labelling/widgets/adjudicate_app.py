@@ -22,25 +22,25 @@ import ipywidgets as w
 from ...checklist import load_range
 from ...errors import EvalkitError
 from ...grounding import Sources
-from ...labels import LabelPenalty, find_labels, load_labels, validate_label_files
+from ...labels import find_labels, load_labels, validate_label_files
 from ...model import Range, Submission
 from ...runs import list_runs, load_submission
 from .. import drafts, store
 from ..adjudication import ADJUDICATED, resolution_of, settle, start_adjudication, take_side
 from ..disagreements import Disagreement, find_disagreements, reading_targets
-from ..drafts import SUBSCORE_ORDER, LabelDraft
-from ..quotes import QuoteResult, check_penalty_quote
+from ..drafts import LabelDraft
 from ..readings import Reading, Side, list_evaluations
 from ..render import criteria_html
 from .common import LABELLER_NAME, Channels, ranges_of_run
-from .label_app import KEYMAP, load_side
+from .editor import KEYMAP, DraftEditor
+from .label_app import load_side
 from .panels import PenaltyPanel, ScorePanel, quote_button
 from .viewer import DocumentViewer
 
 __all__ = ["AdjudicationApp"]
 
 
-class AdjudicationApp:
+class AdjudicationApp(DraftEditor):
     """See the module docstring."""
 
     def __init__(self, ranges_dir: str | Path, runs_dir: str | Path) -> None:
@@ -70,7 +70,7 @@ class AdjudicationApp:
 
         self.choice = w.Dropdown(layout={"width": "520px"})
         self.choice.add_class("evk-disagreement")
-        self.choice.observe(self._chosen, names="value")
+        self.choice.observe(self._checkpoint_chosen, names="value")
         self.previous = w.Button(description="◀ previous (p)")
         self.next = w.Button(description="next (n) ▶")
         self.previous.on_click(lambda _b: self.press("p"))
@@ -201,27 +201,7 @@ class AdjudicationApp:
             raise EvalkitError(f"{label.name} is a labeller's label, not an adjudication")
         return None, ""
 
-    def _say(self, text: str, *, bad: bool = False) -> None:
-        css = "evk-bad" if bad else "evk-ok"
-        self.message.value = f'<span class="{css}">{html.escape(text)}</span>'
-
     # ------------------------------------------------------------------ changes
-
-    def _commit(self, draft: LabelDraft, *, full: bool = False) -> None:
-        self.draft = draft
-        try:
-            store.save_draft(self.runs_dir, draft)
-        except EvalkitError as exc:
-            self._say(f"the draft could not be saved: {exc}", bad=True)
-        self._refresh(full)
-
-    def _change(self, change: Callable[[LabelDraft], LabelDraft], *, full: bool = False) -> None:
-        if self.draft is None:
-            return
-        try:
-            self._commit(change(self.draft), full=full)
-        except EvalkitError as exc:
-            self._say(str(exc), bad=True)
 
     def take(self, side: str) -> None:
         """Resolve the current checkpoint by ``side``'s reading."""
@@ -234,65 +214,15 @@ class AdjudicationApp:
             return
         self._change(lambda d: take_side(d, d.position, reading), full=True)
 
-    def _set_score(self, name: str, value: int) -> None:
-        self._change(lambda d: drafts.set_subscore(d, d.position, name, value))
-
-    def _add_penalty(self, penalty: LabelPenalty) -> None:
-        self._change(lambda d: drafts.add_penalty(d, d.position, penalty), full=True)
-
-    def _remove_penalty(self, index: int) -> None:
-        self._change(lambda d: drafts.remove_penalty(d, d.position, index), full=True)
-
-    def _note_changed(self, change: dict[str, object]) -> None:
-        if not self._syncing:
-            self._change(lambda d: drafts.set_note(d, d.position, str(change["new"])))
-
-    def _borderline_changed(self, change: dict[str, object]) -> None:
-        if not self._syncing:
-            self._change(lambda d: drafts.set_borderline(d, d.position, bool(change["new"])))
-
-    def _chosen(self, change: dict[str, object]) -> None:
-        if not self._syncing and change["new"]:
-            self._change(lambda d: drafts.go_to(d, str(change["new"])), full=True)
-
-    def press(self, key: str) -> None:
-        """``n``/``p`` move between disagreements; the other keys act as in labelling."""
-        action = KEYMAP.get(key)
-        draft = self.draft
-        if action is None or draft is None:
+    def _step(self, forward: bool) -> None:
+        """``n`` and ``p`` move between the disagreements, not every checkpoint."""
+        ids = [d.chk_id for d in self.disagreements]
+        if not ids or self.draft is None:
             return
-        if action in ("next", "previous"):
-            ids = [d.chk_id for d in self.disagreements]
-            if not ids:
-                return
-            at = ids.index(draft.position) if draft.position in ids else -1
-            step = 1 if action == "next" else -1
-            target = ids[min(max(at + step, 0), len(ids) - 1)]
-            self._change(lambda d: drafts.go_to(d, target), full=True)
-        elif action == "borderline":
-            self.borderline.value = not self.borderline.value
-        else:
-            name = action.removeprefix("toggle:")
-            dimension = next(d for d, n in SUBSCORE_ORDER if n == name)
-            if draft.current.dimension(dimension) is None:
-                self._say(f"{name} is N/A for {draft.position}: no toggle", bad=True)
-                return
-            self._change(lambda d: drafts.toggle_subscore(d, d.position, name))
-
-    def select(self, source: str, text: str) -> None:
-        self.penalties.select(source, text)
-
-    def _check(self, rule: str, source: str, quote: str, detail: str) -> QuoteResult | None:
-        if self.draft is None or self.rng is None or self.sources is None:
-            return None
-        checkpoint = self.rng.checkpoint(self.draft.position)
-        return check_penalty_quote(
-            checkpoint.id, checkpoint.scope, rule=rule, source=source, quote=quote,
-            detail=detail, sources=self.sources,
-        )  # fmt: skip
-
-    def _show_quote(self, source: str, quote: str) -> None:
-        self.viewer.show(source, quote)
+        position = self.draft.position
+        at = ids.index(position) if position in ids else -1
+        target = ids[min(max(at + (1 if forward else -1), 0), len(ids) - 1)]
+        self._change(lambda d: drafts.go_to(d, target), full=True)
 
     # ------------------------------------------------------------------ showing
 
