@@ -32,20 +32,7 @@ from ...model import (
 )
 from ...screening import screen
 from ..base import JudgeBase, JudgeResult, ProgressCallback
-from ..measured import (
-    BLIND_ATTACKS,
-    BLIND_GOLD_PAIRS,
-    BLIND_GOLD_PART,
-    BLIND_HUMAN_KAPPA,
-    BLIND_KAPPA,
-    BLIND_KAPPA_AFTER_PENALTIES,
-    BLIND_POOLED_KAPPA,
-    BLIND_POOLED_PARTS,
-    BLIND_WEAKEST,
-    INFLATION_MEAN,
-    INFLATION_WORST,
-    MEASURED_AGREEMENT,
-)
+from ..measured import MEASURED_AGREEMENT
 from .detection import detection_scores
 from .document import DocumentView
 from .facts import FabricationRule
@@ -153,18 +140,7 @@ class RulesJudge(JudgeBase):
 
 
 __all__ = [
-    "BLIND_ATTACKS",
-    "BLIND_GOLD_PAIRS",
-    "BLIND_GOLD_PART",
-    "BLIND_HUMAN_KAPPA",
-    "BLIND_KAPPA",
-    "BLIND_KAPPA_AFTER_PENALTIES",
-    "BLIND_POOLED_KAPPA",
-    "BLIND_POOLED_PARTS",
-    "BLIND_WEAKEST",
     "EVALUATOR_MODEL",
-    "INFLATION_MEAN",
-    "INFLATION_WORST",
     "MEASURED_AGREEMENT",
     "RulesJudge",
     "term_pattern",
