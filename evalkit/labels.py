@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from jsonschema import Draft202012Validator
 
@@ -39,13 +39,16 @@ __all__ = [
     "RESOLUTION_AGREED",
     "RESOLUTION_EDITED",
     "ItemLabel",
+    "LabelHeader",
     "LabelPenalty",
     "LabelSet",
+    "LabelledCheckpoint",
     "check_labels",
     "check_penalty",
     "find_label_files",
     "find_labels",
     "label_data",
+    "label_json",
     "label_from_data",
     "labelled_pairs",
     "load_labels",
@@ -175,28 +178,77 @@ def label_from_data(data: Any, path: Path) -> LabelSet:
     )
 
 
-def label_data(labels: LabelSet) -> dict[str, Any]:
-    """The JSON object of a label file (the inverse of :func:`label_from_data`).
+class LabelHeader(Protocol):
+    """What a label file says of itself: a LabelSet, or a draft in the labelling notebook."""
+
+    @property
+    def labeller(self) -> str: ...
+    @property
+    def range_id(self) -> str: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def checklist_sha256(self) -> str: ...
+    @property
+    def created(self) -> str: ...
+    @property
+    def blind(self) -> bool: ...
+    @property
+    def prefilled_from(self) -> str | None: ...
+    @property
+    def resolves(self) -> tuple[str, ...]: ...
+
+
+class LabelledCheckpoint(Protocol):
+    """One checkpoint of a label file: an ItemLabel, or a drafted checkpoint (whose unset
+    sub-scores are None, which the schema then refuses)."""
+
+    @property
+    def chk_id(self) -> str: ...
+    @property
+    def detection(self) -> Mapping[str, int | None] | None: ...
+    @property
+    def plan(self) -> Mapping[str, int | None] | None: ...
+    @property
+    def penalties(self) -> tuple[LabelPenalty, ...]: ...
+    @property
+    def note(self) -> str: ...
+    @property
+    def borderline(self) -> bool: ...
+    @property
+    def resolution(self) -> str | None: ...
+
+
+def label_json(
+    header: LabelHeader,
+    checkpoints: Iterable[LabelledCheckpoint],
+    *,
+    created: str | None = None,
+    open_resolutions: bool = False,
+) -> dict[str, Any]:
+    """The JSON object of a label file, from its header and its checkpoints.
 
     The optional keys (``prefilled_from``, ``resolves``, ``borderline``,
     ``resolution``) are written only when they say something, so a label without
-    them reads exactly as the format always had it.
+    them reads exactly as the format always had it; with ``open_resolutions`` (an
+    adjudication being drafted) every checkpoint's ``resolution`` is written, null
+    while it is open, so the schema names what is left to resolve.
     """
     data: dict[str, Any] = {
         "schema_version": 1,
-        "labeller": labels.labeller,
-        "range": labels.range_id,
-        "run_id": labels.run_id,
-        "checklist_sha256": labels.checklist_sha256,
-        "created": labels.created,
-        "blind": labels.blind,
+        "labeller": header.labeller,
+        "range": header.range_id,
+        "run_id": header.run_id,
+        "checklist_sha256": header.checklist_sha256,
+        "created": created or header.created,
+        "blind": header.blind,
     }
-    if labels.prefilled_from is not None:
-        data["prefilled_from"] = labels.prefilled_from
-    if labels.resolves:
-        data["resolves"] = list(labels.resolves)
-    checkpoints: list[dict[str, Any]] = []
-    for item in labels.items:
+    if header.prefilled_from is not None:
+        data["prefilled_from"] = header.prefilled_from
+    if header.resolves:
+        data["resolves"] = list(header.resolves)
+    items: list[dict[str, Any]] = []
+    for item in checkpoints:
         raw: dict[str, Any] = {
             "chk_id": item.chk_id,
             "detection": dict(item.detection) if item.detection is not None else None,
@@ -209,11 +261,16 @@ def label_data(labels: LabelSet) -> dict[str, Any]:
         }
         if item.borderline:
             raw["borderline"] = True
-        if item.resolution is not None:
+        if open_resolutions or item.resolution is not None:
             raw["resolution"] = item.resolution
-        checkpoints.append(raw)
-    data["checkpoints"] = checkpoints
+        items.append(raw)
+    data["checkpoints"] = items
     return data
+
+
+def label_data(labels: LabelSet) -> dict[str, Any]:
+    """The JSON object of a label file (the inverse of :func:`label_from_data`)."""
+    return label_json(labels, labels.items)
 
 
 def _item(raw: Mapping[str, Any]) -> ItemLabel:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LabelError
-from ..labels import JUDGE_SIDE_PREFIX, LabelPenalty, LabelSet, label_from_data
+from ..labels import JUDGE_SIDE_PREFIX, LabelPenalty, LabelSet, label_from_data, label_json
 from ..model import DETECTION_SUBSCORES, PLAN_SUBSCORES, Checkpoint, Range
 
 __all__ = [
@@ -330,38 +330,9 @@ def unfinished(draft: LabelDraft) -> list[str]:
 
 def to_label_data(draft: LabelDraft, *, created: str | None = None) -> dict[str, object]:
     """The label file's JSON object; unset sub-scores stay null (the schema refuses them)."""
-    data: dict[str, object] = {
-        "schema_version": 1,
-        "labeller": draft.labeller,
-        "range": draft.range_id,
-        "run_id": draft.run_id,
-        "checklist_sha256": draft.checklist_sha256,
-        "created": created or draft.created,
-        "blind": draft.blind,
-    }
-    if draft.prefilled_from is not None:
-        data["prefilled_from"] = draft.prefilled_from
-    if draft.resolves:
-        data["resolves"] = list(draft.resolves)
-    checkpoints = []
-    for item in draft.checkpoints:
-        raw: dict[str, object] = {
-            "chk_id": item.chk_id,
-            "detection": dict(item.detection) if item.detection is not None else None,
-            "plan": dict(item.plan) if item.plan is not None else None,
-            "penalties": [
-                {"rule": p.rule, "source": p.source, "quote": p.quote, "detail": p.detail}
-                for p in item.penalties
-            ],
-            "note": item.note,
-        }
-        if item.borderline:
-            raw["borderline"] = True
-        if draft.resolves or item.resolution is not None:
-            raw["resolution"] = item.resolution
-        checkpoints.append(raw)
-    data["checkpoints"] = checkpoints
-    return data
+    return label_json(
+        draft, draft.checkpoints, created=created, open_resolutions=bool(draft.resolves)
+    )
 
 
 def to_labels(draft: LabelDraft, path: Path, *, created: str | None = None) -> LabelSet:
