@@ -31,7 +31,7 @@ from ..disagreements import Disagreement, find_disagreements, reading_targets
 from ..drafts import LabelDraft
 from ..readings import Reading, Side, list_evaluations
 from ..render import criteria_html
-from .common import LABELLER_NAME, Channels, ranges_of_run
+from .common import LABELLER_NAME, Channels
 from .editor import KEYMAP, DraftEditor
 from .label_app import load_side
 from .panels import PenaltyPanel, ScorePanel, quote_button
@@ -131,13 +131,6 @@ class AdjudicationApp(DraftEditor):
         self._run_changed()
 
     # ------------------------------------------------------------------ choosing
-
-    def _run_changed(self) -> None:
-        run = self.run.value
-        ranges = ranges_of_run(self.ranges_dir, self.runs_dir, run) if run else []
-        self.range.options = ranges
-        self.range.value = ranges[0] if ranges else None
-        self._pair_changed()
 
     def _pair_changed(self) -> None:
         run, range_id = self.run.value, self.range.value

@@ -1,5 +1,6 @@
-"""What the labelling and the adjudication apps share: a draft edited one checkpoint at a
-time, saved at every change, with the same keys, score toggles, penalty form and notes.
+"""What the labelling and the adjudication apps share: the choice of run and range, and a
+draft edited one checkpoint at a time, saved at every change, with the same keys, score
+toggles, penalty form and notes.
 
 Each app builds its own widgets and says what ``n``/``p`` move to (:meth:`_step`) and
 how a draft is shown (:meth:`_refresh`); every edit goes through :meth:`_change`.
@@ -20,6 +21,7 @@ from ...model import Range
 from .. import drafts, store
 from ..drafts import SUBSCORE_ORDER, LabelDraft
 from ..quotes import QuoteResult, check_penalty_quote
+from .common import ranges_of_run
 from .panels import PenaltyPanel
 from .viewer import DocumentViewer
 
@@ -38,7 +40,10 @@ KEYMAP: dict[str, str] = {
 class DraftEditor:
     """The editing half of an app; the app sets these attributes in its ``__init__``."""
 
+    ranges_dir: Path
     runs_dir: Path
+    run: w.Dropdown
+    range: w.Dropdown
     draft: LabelDraft | None
     rng: Range | None
     sources: Sources | None
@@ -48,12 +53,23 @@ class DraftEditor:
     viewer: DocumentViewer
     _syncing: bool
 
+    def _pair_changed(self) -> None:
+        """What the app offers for the chosen (run, range)."""
+        raise NotImplementedError
+
     def _refresh(self, full: bool) -> None:
         raise NotImplementedError
 
     def _step(self, forward: bool) -> None:
         """What ``n`` (``forward``) and ``p`` move to."""
         raise NotImplementedError
+
+    def _run_changed(self) -> None:
+        run = self.run.value
+        ranges = ranges_of_run(self.ranges_dir, self.runs_dir, run) if run else []
+        self.range.options = ranges
+        self.range.value = ranges[0] if ranges else None
+        self._pair_changed()
 
     def _say(self, text: str, *, bad: bool = False) -> None:
         css = "evk-bad" if bad else "evk-ok"

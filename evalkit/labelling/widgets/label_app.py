@@ -34,7 +34,7 @@ from ..readings import (
     load_evaluation,
 )
 from ..render import criteria_html
-from .common import LABELLER_NAME, Channels, ranges_of_run
+from .common import LABELLER_NAME, Channels
 from .editor import KEYMAP, DraftEditor
 from .panels import PenaltyPanel, ScorePanel
 from .viewer import DocumentViewer
@@ -152,13 +152,6 @@ class LabellingApp(DraftEditor):
         self._run_changed()
 
     # ------------------------------------------------------------------ choosing
-
-    def _run_changed(self) -> None:
-        run = self.run.value
-        ranges = ranges_of_run(self.ranges_dir, self.runs_dir, run) if run else []
-        self.range.options = ranges
-        self.range.value = ranges[0] if ranges else None
-        self._pair_changed()
 
     def _pair_changed(self) -> None:
         run, range_id = self.run.value, self.range.value
