@@ -118,6 +118,40 @@ def _difference(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a
 
 
+def _paired(
+    point_a: float | None,
+    point_b: float | None,
+    draws: tuple[FloatArray, FloatArray] | None,
+    *,
+    n: int,
+    resamples: int,
+    seed: int,
+    unit: str,
+) -> PairedDelta:
+    """A, B and B - A with their percentile intervals from the same bootstrap ``draws``
+    (None: no bootstrap, so no interval, seed or unit)."""
+    intervals: list[tuple[float, float] | None] = [None, None, None]
+    if draws is not None:
+        draws_a, draws_b = draws
+        intervals = [
+            percentile_interval(draws_a, LEVEL),
+            percentile_interval(draws_b, LEVEL),
+            percentile_interval(draws_b - draws_a, LEVEL),  # NaN where either is undefined
+        ]
+    return PairedDelta(
+        a=point_a,
+        b=point_b,
+        delta=_difference(point_a, point_b),
+        a_interval=intervals[0],
+        b_interval=intervals[1],
+        delta_interval=intervals[2],
+        n=n,
+        resamples=max(resamples, 0) if n else 0,
+        seed=seed if draws is not None else None,
+        unit=unit if draws is not None else None,
+    )
+
+
 def paired_metric(
     reference: Sequence[int],
     a: Sequence[int],
@@ -136,28 +170,15 @@ def paired_metric(
     ones = np.ones((1, n), dtype=np.int64)
     point_a = _scalar(metric_draws(reference, a, ones)[metric][0]) if n else None
     point_b = _scalar(metric_draws(reference, b, ones)[metric][0]) if n else None
-    intervals: list[tuple[float, float] | None] = [None, None, None]
-    if n and resamples > 0:
-        weights = checkpoint_weights(clusters, resamples=resamples, seed=seed, min_pairs=min_pairs)
-        draws_a = metric_draws(reference, a, weights)[metric]
-        draws_b = metric_draws(reference, b, weights)[metric]
-        intervals = [
-            percentile_interval(draws_a, LEVEL),
-            percentile_interval(draws_b, LEVEL),
-            percentile_interval(draws_b - draws_a, LEVEL),  # NaN where either is undefined
-        ]
-    return PairedDelta(
-        a=point_a,
-        b=point_b,
-        delta=_difference(point_a, point_b),
-        a_interval=intervals[0],
-        b_interval=intervals[1],
-        delta_interval=intervals[2],
-        n=n,
-        resamples=max(resamples, 0) if n else 0,
-        seed=seed if n and resamples > 0 else None,
-        unit=resampling_unit(clusters, min_pairs) if n and resamples > 0 else None,
+    if not (n and resamples > 0):
+        return _paired(point_a, point_b, None, n=n, resamples=resamples, seed=seed, unit="")
+    weights = checkpoint_weights(clusters, resamples=resamples, seed=seed, min_pairs=min_pairs)
+    draws = (
+        metric_draws(reference, a, weights)[metric],
+        metric_draws(reference, b, weights)[metric],
     )
+    unit = resampling_unit(clusters, min_pairs)
+    return _paired(point_a, point_b, draws, n=n, resamples=resamples, seed=seed, unit=unit)
 
 
 def _ratio(scores: FloatArray, maxes: FloatArray) -> FloatArray:
@@ -186,25 +207,8 @@ def paired_ratio(
     mx = np.asarray(maxes, dtype=np.float64)
     point_a = _scalar(_ratio(sa.sum(keepdims=True), mx.sum(keepdims=True))[0]) if n else None
     point_b = _scalar(_ratio(sb.sum(keepdims=True), mx.sum(keepdims=True))[0]) if n else None
-    intervals: list[tuple[float, float] | None] = [None, None, None]
-    if n and resamples > 0:
-        weights = stratified_weights(strata, resamples=resamples, seed=seed).astype(np.float64)
-        draws_a = _ratio(weights @ sa, weights @ mx)
-        draws_b = _ratio(weights @ sb, weights @ mx)
-        intervals = [
-            percentile_interval(draws_a, LEVEL),
-            percentile_interval(draws_b, LEVEL),
-            percentile_interval(draws_b - draws_a, LEVEL),
-        ]
-    return PairedDelta(
-        a=point_a,
-        b=point_b,
-        delta=_difference(point_a, point_b),
-        a_interval=intervals[0],
-        b_interval=intervals[1],
-        delta_interval=intervals[2],
-        n=n,
-        resamples=max(resamples, 0) if n else 0,
-        seed=seed if n and resamples > 0 else None,
-        unit="checkpoints" if n and resamples > 0 else None,
-    )
+    if not (n and resamples > 0):
+        return _paired(point_a, point_b, None, n=n, resamples=resamples, seed=seed, unit="")
+    weights = stratified_weights(strata, resamples=resamples, seed=seed).astype(np.float64)
+    draws = (_ratio(weights @ sa, weights @ mx), _ratio(weights @ sb, weights @ mx))
+    return _paired(point_a, point_b, draws, n=n, resamples=resamples, seed=seed, unit="checkpoints")
