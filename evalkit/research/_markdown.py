@@ -14,8 +14,10 @@ One rule for every Markdown report and console line of ``calibrate``, ``compare`
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..render.mdcell import md_cell
@@ -34,6 +36,7 @@ __all__ = [
     "fmt_p",
     "fmt_signed",
     "markdown_table",
+    "write_json_and_report",
 ]
 
 NA = "n/a"
@@ -132,3 +135,19 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | N
         cells = (_escaped(display(name, row.get(name))) for name in names)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def write_json_and_report(
+    out_dir: str | Path, data: Mapping[str, Any], report: str, *, json_name: str, report_name: str
+) -> dict[str, Path]:
+    """A result's JSON (strict: a NaN is refused, not written) and its Markdown report,
+    each written atomically into ``out_dir``."""
+    from ..fileio import write_text_atomic
+
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return {
+        "json": write_text_atomic(folder / json_name, text),
+        "report": write_text_atomic(folder / report_name, report),
+    }

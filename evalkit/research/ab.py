@@ -34,7 +34,15 @@ from typing import Any
 
 from ..errors import EvalkitError
 from ..render.mdcell import escape_html, md_cell
-from ._markdown import Formatted, fmt, fmt_interval, fmt_p, fmt_signed, markdown_table
+from ._markdown import (
+    Formatted,
+    fmt,
+    fmt_interval,
+    fmt_p,
+    fmt_signed,
+    markdown_table,
+    write_json_and_report,
+)
 from .items import (
     TARGETS,
     members_of,
@@ -488,14 +496,10 @@ def report_markdown(result: AbTest) -> str:
 
 def write_outputs(result: AbTest, out_dir: str | Path) -> dict[str, Path]:
     """``ab.json`` and ``ab-report.md`` in ``out_dir``."""
-    from ..fileio import write_text_atomic
-
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    return {
-        "json": write_text_atomic(
-            folder / JSON_NAME,
-            json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-        ),
-        "report": write_text_atomic(folder / REPORT_NAME, report_markdown(result)),
-    }
+    return write_json_and_report(
+        out_dir,
+        result.to_dict(),
+        report_markdown(result),
+        json_name=JSON_NAME,
+        report_name=REPORT_NAME,
+    )

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import EvalkitError
 from ..model import SUBSCORES
 from ..render.mdcell import escape_html, md_cell
-from ._markdown import Formatted, fmt, fmt_interval, fmt_p, markdown_table
+from ._markdown import Formatted, fmt, fmt_interval, fmt_p, markdown_table, write_json_and_report
 from .paired import LEVEL, McNemar, PairedDelta, excludes_zero, mcnemar, paired_ratio
 from .resample import stratified_weights
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval
@@ -427,14 +427,11 @@ def report_markdown(result: AgentComparison) -> str:
 
 
 def write_outputs(result: AgentComparison, out_dir: str | Path) -> dict[str, Path]:
-    from ..fileio import write_text_atomic
-
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    return {
-        "json": write_text_atomic(
-            folder / JSON_NAME,
-            json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-        ),
-        "report": write_text_atomic(folder / REPORT_NAME, report_markdown(result)),
-    }
+    """``agents.json`` and ``agents-report.md`` in ``out_dir``."""
+    return write_json_and_report(
+        out_dir,
+        result.to_dict(),
+        report_markdown(result),
+        json_name=JSON_NAME,
+        report_name=REPORT_NAME,
+    )
