@@ -119,6 +119,19 @@ def _evidence(
     )
 
 
+def _tied(
+    report: DocumentView, term: str, hit: Hit, indicator: str, indicator_hit: Hit, how: str
+) -> SubScoreVerdict:
+    """The attribution point: an Attribution term ``how`` near (or with) a stated Indicator,
+    quoting both where they are different passages."""
+    quotes = (hit.quote,) if indicator_hit.quote == hit.quote else (hit.quote, indicator_hit.quote)
+    rationale = (
+        f"Attribution term `{term}` in {report.where(hit)}, {how} Indicator "
+        f"`{indicator}` (line {indicator_hit.line})."
+    )
+    return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
+
+
 def _attribution(
     report: DocumentView,
     terms: tuple[str, ...],
@@ -153,15 +166,7 @@ def _attribution(
         ):
             if block not in indicator_at:
                 continue
-            indicator, indicator_hit = indicator_at[block]
-            quotes: tuple[str | None, ...] = (hit.quote,)
-            if indicator_hit.quote != hit.quote:
-                quotes += (indicator_hit.quote,)
-            rationale = (
-                f"Attribution term `{term}` in {report.where(hit)}, {where} Indicator "
-                f"`{indicator}` (line {indicator_hit.line})."
-            )
-            return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
+            return _tied(report, term, hit, *indicator_at[block], where)
     # A report often ties its findings to their cause in the section that presents them,
     # not in the very block ("## Weaknesses that made it possible": a table of findings,
     # then the chain in prose): the same top section under the title counts too.
@@ -169,14 +174,7 @@ def _attribution(
     for term, hit in candidates:
         if report.top_section(hit) in by_section:
             indicator, indicator_hit = by_section[report.top_section(hit)]
-            quotes = (hit.quote,)
-            if indicator_hit.quote != hit.quote:
-                quotes += (indicator_hit.quote,)
-            rationale = (
-                f"Attribution term `{term}` in {report.where(hit)}, in the same section as"
-                f" Indicator `{indicator}` (line {indicator_hit.line})."
-            )
-            return SubScoreVerdict(1, tuple(q for q in quotes if q), rationale)
+            return _tied(report, term, hit, indicator, indicator_hit, "in the same section as")
     lines = describe_lines(hit for _, hit in indicator_at.values())
     return SubScoreVerdict(
         0,
