@@ -45,9 +45,14 @@ def test_mypy_strict_on_the_package():
 
 
 def test_the_project_stands_alone():
-    """No shipped file points to the specs outside the repository: docs/ says it all."""
-    outside = ("../shared", "/work/shared", "shared/spec/", "shared/design/")
-    roots = ("evalkit", "docs", "notebooks", "bench", "README.md", "pyproject.toml")
+    """No file of the project points to the specs outside the repository: docs/ says it
+    all. (The folder's name is put together here, so this guard is not itself a pointer.)"""
+    folder = "sha" + "red"
+    outside = (f"../{folder}", f"/work/{folder}", f"{folder}/spec/", f"{folder}/design/")
+    roots = (
+        "evalkit", "docs", "notebooks", "bench", "corpora", "ranges", "runs", "tests", ".ci",
+        "README.md", "pyproject.toml",
+    )  # fmt: skip
     offenders = [
         str(path.relative_to(REPO))
         for root in roots
