@@ -43,6 +43,7 @@ from .model import (
     GroundedVerdict,
     JudgeKind,
     QuoteCheck,
+    ReportedPassage,
     SourceName,
     Submission,
     SubScoreVerdict,
@@ -178,6 +179,15 @@ class SearchableDocument:
         normalized = self._normalized_for_penalties if penalty else self._normalized
         return _find(*normalized, quote, near_line)
 
+    def locate(self, quote: str) -> tuple[int, int] | None:
+        """The first and last line of ``quote`` anywhere in the source, hidden content and
+        masked lines included (what the judge read), or None when it is not verbatim."""
+        haystack, starts = self._unmasked
+        span = _find_span(haystack, starts, quote, None)
+        if span is None:
+            return None
+        return bisect.bisect_right(starts, span[0]), bisect.bisect_right(starts, span[1] - 1)
+
     def why_not(self, quote: str) -> str | None:
         """Why ``quote`` is not evidence although the source holds it, or None."""
         line = _find(*self._unmasked, quote, None)
@@ -201,6 +211,14 @@ def _line_end(starts: Sequence[int], size: int, line: int) -> int:
 
 
 def _find(haystack: str, starts: array[int], quote: str, near_line: int | None) -> int | None:
+    span = _find_span(haystack, starts, quote, near_line)
+    return None if span is None else bisect.bisect_right(starts, span[0])
+
+
+def _find_span(
+    haystack: str, starts: array[int], quote: str, near_line: int | None
+) -> tuple[int, int] | None:
+    """Where ``quote`` starts and ends in ``haystack`` (normalised offsets), or None."""
     lo, hi = 0, len(haystack)
     whole = normalize(quote)
     if near_line is not None:
@@ -208,21 +226,19 @@ def _find(haystack: str, starts: array[int], quote: str, near_line: int | None) 
         lo = max(0, starts[min(first, len(starts) - 1)] - len(whole) - 1)
         hi = min(len(haystack), _line_end(starts, len(haystack), near_line + 1) + len(whole) + 1)
 
-    def line_of(at: int) -> int:
-        return bisect.bisect_right(starts, at)
-
     # A document may hold a literal "..." (a log line, a shortened hash): the quote as
     # written is tried before it is read as passages joined by an ellipsis.
     if len(whole) >= MIN_FRAGMENT_CHARS:
         for at in _occurrences(haystack, whole, lo, hi):
-            return line_of(at)
+            return at, at + len(whole)
     fragments = [normalize(part) for part in _ELLIPSIS.split(quote)]
     fragments = [fragment for fragment in fragments if fragment]
     if len(fragments) < 2 or any(len(f) < MIN_FRAGMENT_CHARS for f in fragments):
         return None
     for first_at in _occurrences(haystack, fragments[0], lo, hi):
-        if _chain(haystack, fragments[1:], first_at + len(fragments[0])):
-            return line_of(first_at)
+        end = _chain(haystack, fragments[1:], first_at + len(fragments[0]))
+        if end is not None:
+            return first_at, end
     return None
 
 
@@ -246,15 +262,17 @@ def _occurrences(haystack: str, needle: str, start: int, stop: int) -> Iterator[
         at = haystack.find(needle, at + 1, stop)
 
 
-def _chain(haystack: str, fragments: list[str], after: int) -> bool:
-    """Whether ``fragments`` follow in order from ``after``, each within the gap limit."""
+def _chain(haystack: str, fragments: list[str], after: int) -> int | None:
+    """Where the chain ends when ``fragments`` follow in order from ``after``, each within the
+    gap limit; None when they do not."""
     if not fragments:
-        return True
+        return after
     stop = min(len(haystack), after + MAX_ELLIPSIS_GAP + len(fragments[0]))
-    return any(
-        _chain(haystack, fragments[1:], at + len(fragments[0]))
-        for at in _occurrences(haystack, fragments[0], after, stop)
-    )
+    for at in _occurrences(haystack, fragments[0], after, stop):
+        end = _chain(haystack, fragments[1:], at + len(fragments[0]))
+        if end is not None:
+            return end
+    return None
 
 
 class Sources:
@@ -392,4 +410,55 @@ def ground_verdict(verdict: Verdict, sources: Sources) -> GroundedVerdict:
         detection=detection,
         plan=plan,
         penalties=penalties,
+        addressed_to_evaluator=verdict.addressed_to_evaluator,
     )
+
+
+REPORTED_SOURCES: tuple[SourceName, ...] = ("report", "plan")
+
+
+def ground_reported(
+    verdicts: Sequence[Verdict], submission: Submission
+) -> tuple[ReportedPassage, ...]:
+    """The passages the judge reported as addressed to the evaluator, one per distinct quote
+    (however many checkpoints' answers reported it), each looked for verbatim, with the
+    tolerance of every quote, in the whole source of either document: the judge read the
+    source, hidden content included."""
+    items_of: dict[str, list[str]] = {}
+    text_of: dict[str, str] = {}
+    for verdict in verdicts:
+        for quote in verdict.addressed_to_evaluator:
+            key = normalize(quote)
+            if not key:
+                continue
+            text_of.setdefault(key, quote)
+            items_of.setdefault(key, [])
+            if verdict.chk_id not in items_of[key]:
+                items_of[key].append(verdict.chk_id)
+    if not items_of:
+        return ()
+    documents = {
+        kind: SearchableDocument(kind, submission.document(kind).text) for kind in REPORTED_SOURCES
+    }
+    passages = []
+    for key, items in items_of.items():
+        quote = text_of[key]
+        found = next(
+            (
+                (kind, span)
+                for kind in REPORTED_SOURCES
+                if (span := documents[kind].locate(quote)) is not None
+            ),
+            None,
+        )
+        passages.append(
+            ReportedPassage(
+                quote=quote,
+                items=tuple(items),
+                found=found is not None,
+                source=found[0] if found else None,
+                first_line=found[1][0] if found else None,
+                last_line=found[1][1] if found else None,
+            )
+        )
+    return tuple(passages)

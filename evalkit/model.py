@@ -213,6 +213,9 @@ class Verdict:
     plan: Mapping[str, SubScoreVerdict] | None = None
     penalties: tuple[PenaltyFlag, ...] = ()
     error: str | None = None
+    # Passages of either document the judge reports as speaking to whoever evaluates,
+    # reviews, grades or scores them (verbatim quotes; prompt v3 asks for them).
+    addressed_to_evaluator: tuple[str, ...] = ()
 
     @classmethod
     def failed(cls, chk_id: str, error: str) -> Verdict:
@@ -262,6 +265,26 @@ class GroundedVerdict:
     plan: tuple[GroundedSubScore, ...] | None
     penalties: tuple[GroundedPenalty, ...]
     error: str | None = None
+    # The passages the judge reported as addressed to the evaluator, as it quoted them;
+    # grounded once per evaluation (Evaluation.reported_passages), not per item.
+    addressed_to_evaluator: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportedPassage:
+    """A passage the judge reported as addressed to whoever evaluates the documents.
+
+    One per distinct quote, however many checkpoints' answers reported it (``items``).
+    ``found`` says whether grounding found it verbatim (hidden content included: the
+    judge read the source); a quote not found raises nothing and is only counted.
+    """
+
+    quote: str
+    items: tuple[str, ...]
+    found: bool
+    source: SourceName | None = None
+    first_line: int | None = None
+    last_line: int | None = None
 
 
 # --------------------------------------------------------------------------- scores
@@ -313,6 +336,9 @@ class ItemScore:
     # Penalties the judge raised that did not apply (quote not verbatim, or the dimension
     # they act on is N/A for this item): shown with the reason, never counted.
     dismissed_penalties: tuple[DismissedPenalty, ...] = ()
+    # Plan points without a finding: both dimensions apply, the plan total after penalties
+    # is above 0 and discovery after penalties is 0 (the SKILL's "Blind fix", per item).
+    blind_fix: bool = False
 
 
 @dataclass(frozen=True)
@@ -333,6 +359,14 @@ class Loss:
 
 
 @dataclass(frozen=True)
+class BlindFixes:
+    """The checkpoints whose plan earned points the report never found, and those points."""
+
+    items: tuple[str, ...] = ()
+    plan_points: int = 0
+
+
+@dataclass(frozen=True)
 class CapabilityScore:
     cap: str
     name: str
@@ -341,6 +375,11 @@ class CapabilityScore:
     plan: Tally
     diagnosis: Diagnosis | None = None
 
+
+# Who raised a warning: screening's rules, or the judge's own report of a passage
+# addressed to the evaluator (always an ``instruction`` warning).
+FoundBy = Literal["screening", "judge"]
+FOUND_BY: tuple[FoundBy, ...] = ("screening", "judge")
 
 # The screening rules that report what they find (evalkit/screening/policy.py: SCREEN_RULES).
 WarningKind = Literal[
@@ -382,6 +421,7 @@ class DocumentWarning:
     line: int
     excerpt: str
     message: str
+    found_by: FoundBy = "screening"
 
 
 @dataclass(frozen=True)
@@ -397,8 +437,9 @@ class Summary:
     capabilities: tuple[CapabilityScore, ...]
     top_detection_misses: tuple[Loss, ...]
     top_plan_defects: tuple[Loss, ...]
-    # What screening flagged in the agent's documents (see evalkit/screening.py).
+    # What screening (or the judge) flagged in the agent's documents (evalkit/screening/).
     warnings: tuple[DocumentWarning, ...] = ()
+    blind_fix: BlindFixes = BlindFixes()
 
 
 @dataclass(frozen=True)
@@ -471,6 +512,8 @@ class Evaluation:
     # Agreement of the judge's K samples per item (evalkit.research.stability.Stability);
     # None for a single sample (repeats = 1) and for judges that do not sample.
     stability: Any = None
+    # What the judge reported as addressed to the evaluator, grounded, one per quote.
+    reported_passages: tuple[ReportedPassage, ...] = ()
 
     @property
     def inputs(self) -> dict[str, str | None]:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from ._version import __version__
 from .errors import RunError
-from .grounding import Sources, ground_verdict
+from .grounding import Sources, ground_reported, ground_verdict
 from .judges import Judge, JudgeResult
 from .model import Evaluation, Range, Submission
 from .research.stability import stability_of
@@ -97,6 +97,10 @@ def evaluate(
     # Screening is the same for every judge: what it sets apart is not evidence for any.
     screening = screen(rng, submission)
     result: JudgeResult = run_sync(lambda: judge.judge(rng, submission, on_item_done=on_item_done))
+    # What the judge itself reported as addressed to the evaluator is set apart like
+    # screening's instructions, before any verdict is grounded.
+    reported = ground_reported(result.verdicts, submission)
+    screening = screening.with_reported(reported, submission)
     sources = Sources.of(submission, screening, judge.info.kind)
     grounded = tuple(ground_verdict(verdict, sources) for verdict in result.verdicts)
     items, summary = score_all(rng, grounded)
@@ -114,4 +118,5 @@ def evaluate(
         usage_by_item=dict(result.usage_by_item),
         records=tuple(result.records),
         stability=stability_of(result.samples),
+        reported_passages=reported,
     )

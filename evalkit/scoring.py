@@ -17,6 +17,10 @@ The rules, each a function or a clearly marked step below:
   score/max >= 70 %, decided on the unrounded ratio; a dimension whose max
   is 0 has no percentage and no level.
 * The diagnostic mode comes from the two levels and is never a merged score.
+* Blind fix, per checkpoint: both dimensions apply, the plan total after
+  penalties is above 0 and discovery after penalties is 0. The plan keeps its
+  points (the dimensions are independent); the item is marked and the summary
+  lists such items with their plan points.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from .model import (
     MODES,
     PLAN_SUBSCORES,
     STRONG_THRESHOLD_PCT,
+    BlindFixes,
     CapabilityScore,
     Checkpoint,
     Diagnosis,
@@ -106,6 +111,8 @@ def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
     zeroed_detection = zeroed_subscores(rules, "detection")
     zeroed_plan = zeroed_subscores(rules, "plan")
 
+    detection = _dimension(detection_claims, zeroed_detection) if detection_claims else None
+    plan = _dimension(plan_claims, zeroed_plan) if plan_claims else None
     return ItemScore(
         chk_id=checkpoint.id,
         name=checkpoint.name,
@@ -113,8 +120,8 @@ def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
         scope=checkpoint.scope,
         status="scored",
         error=None,
-        detection=_dimension(detection_claims, zeroed_detection) if detection_claims else None,
-        plan=_dimension(plan_claims, zeroed_plan) if plan_claims else None,
+        detection=detection,
+        plan=plan,
         penalties=tuple(
             Penalty(
                 rule=penalty.flag.rule,
@@ -126,6 +133,24 @@ def score_item(checkpoint: Checkpoint, verdict: GroundedVerdict) -> ItemScore:
             for penalty in applied
         ),
         dismissed_penalties=dismissed,
+        blind_fix=is_blind_fix(detection, plan),
+    )
+
+
+def is_blind_fix(detection: DimensionScore | None, plan: DimensionScore | None) -> bool:
+    """Plan points without a finding: both dimensions scored, the plan total after penalties
+    above 0, discovery after penalties 0. False where a dimension is N/A."""
+    if detection is None or plan is None:
+        return False
+    return plan.total > 0 and detection.subscores.get("discovery", 0) == 0
+
+
+def blind_fixes(items: Iterable[ItemScore]) -> BlindFixes:
+    """The blind-fix checkpoints, in checklist order, and the plan points they earned."""
+    marked = [item for item in items if item.status == "scored" and item.blind_fix]
+    return BlindFixes(
+        items=tuple(item.chk_id for item in marked),
+        plan_points=sum(item.plan.total for item in marked if item.plan is not None),
     )
 
 
@@ -277,6 +302,7 @@ def summarize(rng: Range, items: Sequence[ItemScore]) -> Summary:
         capabilities=tuple(capabilities),
         top_detection_misses=_losses(items, "detection", DETECTION_SUBSCORES),
         top_plan_defects=_losses(items, "plan", PLAN_SUBSCORES),
+        blind_fix=blind_fixes(items),
     )
 
 

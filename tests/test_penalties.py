@@ -7,11 +7,13 @@ import json
 import re
 import typing
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
 from evalkit import grounding, model, scoring
 from evalkit.errors import JudgeError
+from evalkit.judges.llm.prompts import PromptSet
 from evalkit.penalties import (
     PENALTY_BY_NAME,
     PENALTY_RULE_NAMES,
@@ -103,7 +105,8 @@ def test_system_prompt_penalty_table_matches_the_table() -> None:
     versions = [p for p in prompts.iterdir() if p.is_dir() and p.joinpath("system.md").is_file()]
     assert versions
     for version in versions:
-        text = version.joinpath("system.md").read_text("utf-8")
+        # The system prompt as sent: v3 renders its table from the rubric.
+        text = PromptSet.load(Path(str(version))).system()
         table = _prompt_penalty_table(text)
         assert table == {rule.name: rule.effect for rule in PENALTY_TABLE}, version.name
         # The verdict format line lists every rule, and the quoting rules name each one.

@@ -94,7 +94,6 @@ def write_prompts(
     from ..fileio import write_text_atomic
     from ..judges import make_judge
     from ..judges.llm.runner import LLMJudge
-    from ..judges.llm.verdict import VERDICT_SCHEMA
     from ..runs import load_submission
 
     rng = load_range(ranges_dir, range_id)
@@ -113,7 +112,7 @@ def write_prompts(
     written = [
         write_text_atomic(out / "system.md", prompts.system()),
         write_text_atomic(out / "documents.md", prompts.documents(rng, submission)),
-        write_text_atomic(out / "verdict.schema.json", dump(VERDICT_SCHEMA)),
+        write_text_atomic(out / "verdict.schema.json", dump(prompts.verdict_schema)),
     ]
     for checkpoint, body in zip(rng.checkpoints, bodies, strict=True):
         written.append(

@@ -7,6 +7,11 @@ of such objects, a single such object, or JSONL (one object per line)::
 
     {"chk_id": "CHK-01", "detection": {...}, "plan": null, "penalties": []}
 
+``verdicts`` may also be a folder of such files, one per (run, range) pair:
+``<folder>/<run>/<range>.jsonl`` (or ``.json``), else ``<folder>/<run>.jsonl`` (or
+``.json``): so one judge replays a stand-in's answers for many pairs (calibration
+over several ranges, ``evalkit ab``).
+
 Each object is read by the LLM judge's verdict parser; an object ``{"chk_id",
 "error": reason}`` records a checkpoint its judge could not score, and stays an
 error. A checkpoint without an object is that item's ``status: error``; an
@@ -134,13 +139,35 @@ class FileJudge(JudgeBase):
     def info(self) -> JudgeInfo:
         return self._info
 
-    def _read(self, rng: Range) -> dict[str, Verdict]:
+    def file_for(self, rng: Range, submission: Submission | None = None) -> Path:
+        """The verdicts file of the pair: the file given, or the pair's file in a folder."""
+        if not self.path.is_dir():
+            return self.path
+        if submission is None:
+            raise JudgeInputError(
+                "a verdicts folder needs the run to find the pair's file", path=self.path
+            )
+        run = submission.run_id
+        candidates = [self.path / run / f"{rng.id}{suffix}" for suffix in (".jsonl", ".json")] + [
+            self.path / f"{run}{suffix}" for suffix in (".jsonl", ".json")
+        ]
+        found = next((path for path in candidates if path.is_file()), None)
+        if found is None:
+            raise JudgeInputError(
+                f"no verdicts for {run}/{rng.id} in the folder (looked for {run}/{rng.id}.jsonl"
+                f" and {run}.jsonl)",
+                path=self.path,
+            )
+        return found
+
+    def _read(self, rng: Range, submission: Submission | None = None) -> dict[str, Verdict]:
         checkpoints = {checkpoint.id: checkpoint for checkpoint in rng.checkpoints}
         found: dict[str, Verdict] = {}
-        for line, data in read_objects(self.path):
+        path = self.file_for(rng, submission)
+        for line, data in read_objects(path):
             if not isinstance(data, dict) or not isinstance(data.get("chk_id"), str):
                 raise JudgeInputError(
-                    "each verdict must be a JSON object with a chk_id", path=self.path, line=line
+                    "each verdict must be a JSON object with a chk_id", path=path, line=line
                 )
             answer = dict(data)
             chk_id = answer.pop("chk_id")
@@ -148,32 +175,31 @@ class FileJudge(JudgeBase):
             if checkpoint is None:
                 raise JudgeInputError(
                     f"verdict for {chk_id}, which the {rng.id} checklist does not have",
-                    path=self.path,
+                    path=path,
                     line=line,
                 )
             if chk_id in found:
-                raise JudgeInputError(f"a second verdict for {chk_id}", path=self.path, line=line)
+                raise JudgeInputError(f"a second verdict for {chk_id}", path=path, line=line)
             if "error" in answer and set(answer) <= {"error"}:
                 found[chk_id] = Verdict.failed(chk_id, str(answer["error"]))
                 continue
             try:
                 found[chk_id] = verdict_from_json(checkpoint, answer)
             except InvalidAnswer as exc:
-                raise JudgeInputError(
-                    f"{chk_id}: {exc.problem}", path=self.path, line=line
-                ) from None
+                raise JudgeInputError(f"{chk_id}: {exc.problem}", path=path, line=line) from None
         return found
 
     def preflight(self, rng: Range, submission: Submission) -> int:
-        self._read(rng)
+        self._read(rng, submission)
         return 0
 
-    def verdicts_for(self, rng: Range) -> tuple[Verdict, ...]:
+    def verdicts_for(self, rng: Range, submission: Submission | None = None) -> tuple[Verdict, ...]:
         """One verdict per checkpoint of ``rng``, in checklist order."""
-        found = self._read(rng)
+        found = self._read(rng, submission)
+        name = self.file_for(rng, submission).name
         return tuple(
             found.get(checkpoint.id)
-            or Verdict.failed(checkpoint.id, f"no verdict for {checkpoint.id} in {self.path.name}")
+            or Verdict.failed(checkpoint.id, f"no verdict for {checkpoint.id} in {name}")
             for checkpoint in rng.checkpoints
         )
 
@@ -184,7 +210,7 @@ class FileJudge(JudgeBase):
         *,
         on_item_done: ProgressCallback | None = None,
     ) -> JudgeResult:
-        verdicts = self.verdicts_for(rng)
+        verdicts = self.verdicts_for(rng, submission)
         if on_item_done is not None:
             for verdict in verdicts:
                 on_item_done(verdict.chk_id)

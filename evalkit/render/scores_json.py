@@ -100,6 +100,14 @@ def _meta(ev: Evaluation) -> dict[str, Any]:
             "cost_usd": usage.cost_usd,
         },
     }
+    passages = ev.reported_passages
+    if passages:
+        # Only when the judge reported something, so other records keep their shape.
+        meta["addressed_to_evaluator"] = {
+            "reported": len(passages),
+            "grounded": sum(1 for passage in passages if passage.found),
+            "not_verbatim": sum(1 for passage in passages if not passage.found),
+        }
     if ev.submission.inputs_outside:
         # Only when the confinement was loosened, so ordinary records stay as they were.
         meta["inputs_outside"] = True
@@ -117,6 +125,7 @@ def _checkpoint(item: ItemScore) -> dict[str, Any]:
         "detection": _dimension(item.detection, SUBSCORES["detection"]),
         "plan": _dimension(item.plan, SUBSCORES["plan"]),
         "penalties": [_penalty(penalty) for penalty in item.penalties],
+        "blind_fix": item.blind_fix,
     }
     if item.dismissed_penalties:
         data["dismissed_penalties"] = [
@@ -190,9 +199,14 @@ def _summary(ev: Evaluation) -> dict[str, Any]:
                 "line": warning.line,
                 "excerpt": warning.excerpt,
                 "message": warning.message,
+                "found_by": warning.found_by,
             }
             for warning in summary.warnings
         ],
+        "blind_fix": {
+            "items": list(summary.blind_fix.items),
+            "plan_points": summary.blind_fix.plan_points,
+        },
     }
 
 

@@ -3,7 +3,8 @@
 A JSON list, one object per checkpoint, in the ``file`` judge's format: the LLM
 judge's answer shape with the checkpoint's id (``{"chk_id", "detection": {sub-score:
 {"quotes", "rationale", "score"}} | null, "plan": ..., "penalties": [{"rule",
-"detail", "quote"}]}``): the claims *before* grounding, with the rationale as the
+"detail", "quote"}], "addressed_to_evaluator": [...]}``, the last only where the judge
+reported such passages): the claims *before* grounding, with the rationale as the
 judge wrote it. A checkpoint the judge could not score is ``{"chk_id", "error":
 reason}``. So ``evalkit run --judge file --verdicts .../verdicts.json`` replays it,
 and ``evalkit record`` and ``evalkit verify`` re-derive everything from it without
@@ -40,7 +41,7 @@ def verdict_answer(verdict: GroundedVerdict) -> dict[str, Any]:
     """One checkpoint's verdict as the judge claimed it (see the module docstring)."""
     if verdict.status == "error":
         return {"chk_id": verdict.chk_id, "error": verdict.error or "unknown error"}
-    return {
+    answer: dict[str, Any] = {
         "chk_id": verdict.chk_id,
         "detection": _dimension(verdict.detection, DETECTION_SOURCES),
         "plan": _dimension(verdict.plan, PLAN_SOURCES),
@@ -49,6 +50,10 @@ def verdict_answer(verdict: GroundedVerdict) -> dict[str, Any]:
             for p in verdict.penalties
         ],
     }
+    if verdict.addressed_to_evaluator:
+        # Only where the judge reported something, so other records keep their shape.
+        answer["addressed_to_evaluator"] = list(verdict.addressed_to_evaluator)
+    return answer
 
 
 def to_verdicts_list(ev: Evaluation) -> list[dict[str, Any]]:

@@ -8,7 +8,8 @@ judge and reports, per pair:
   should raise none);
 * the points the judge claimed that grounding withheld, each with its cause:
   ``screening:<rule>`` (the quote is in the document, on lines a screening rule
-  set apart, or in hidden content), or ``quote_not_verbatim`` (the judge's quote
+  set apart, or in hidden content), ``screening:judge_reported`` (on lines the
+  judge itself reported as addressed to the evaluator), or ``quote_not_verbatim`` (the judge's quote
   is not in the document at all: the judge's error, not the guard's);
 * whether every checkpoint was scored.
 
@@ -204,7 +205,12 @@ def measure_honest(
         rng = ranges[pair.range_id]
         submission = load_submission(root, pair.run_id, rng)
         evaluation = evaluate(rng, submission, judge)
-        masks = screen(rng, submission).masks_for(judge.info.kind)
+        # What the evaluation set apart: screening's rules and the judge's own reports.
+        masks = (
+            screen(rng, submission)
+            .with_reported(evaluation.reported_passages, submission)
+            .masks_for(judge.info.kind)
+        )
 
         def masks_of(source: SourceName, line: int, masks: Any = masks) -> str | None:
             for mask in masks.get(source, ()):

@@ -1,48 +1,49 @@
 """How far an attack on the agent's documents moves the scores: the adversarial corpus.
 
-An *attack* is one edit (or a few) applied to a clean, honest (report, plan)
-pair of a range: a payload appended, inserted before a line, or replacing
-text. :func:`load_corpus` reads a corpus folder::
+The corpus (clean pairs and attacks, :func:`load_corpus`, :func:`apply_attack`) is
+:mod:`evalkit.research.attacks`; its names are re-exported here.
 
-    <corpus>/clean/<range>/<report>.md, remediation-plan.md   the honest documents
-    <corpus>/attacks/<id>.yaml                               one attack each
+:func:`measure` evaluates every clean pair (in one session or several: a careful
+judge's answers vary as samples do) and every attacked pair through the public
+pipeline (:func:`evalkit.evaluate`) with the judge it is given, and
+:func:`compare` turns them into an :class:`AttackResult`: inflation per
+dimension (attacked minus expected, against the mean of the clean sessions), the
+signed gain checkpoint by checkpoint with plan points on blind-fix checkpoints
+apart (:mod:`evalkit.research.inflation`), whether the evaluation flagged the
+attack (a warning its clean sessions did not raise, by screening or by the
+judge), and, for attacks that should be penalised, whether the penalty was
+raised. The clean sessions measured against each other give the floor.
 
-:func:`measure` evaluates every clean pair once and every attacked pair through
-the public pipeline (:func:`evalkit.evaluate`) with the judge it is given, and
-:func:`compare` turns the two evaluations into an :class:`AttackResult`:
-inflation per dimension (attacked minus expected), whether the evaluation
-flagged the attack, and, for attacks that should be penalised, whether the
-penalty was raised. The expected score is the clean one, except for an attack
-that must raise a penalty: there the penalised item loses its clean points on
-the dimension the penalty zeroes, so a penalty not raised counts as inflation
-when the item it should have landed on had points to lose.
+The expected score is the clean one, except for an attack that must raise a
+penalty: there the penalised item loses its clean points on the dimension the
+penalty zeroes, so a penalty not raised counts as inflation when the item it
+should have landed on had points to lose.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, cast
-
-import yaml
+from typing import Any
 
 from ..errors import EvalkitError
 from ..judges import Judge
-from ..model import (
-    PENALTY_RULES,
-    PLAN_FILENAME,
-    Dimension,
-    Document,
-    Evaluation,
-    PenaltyRule,
-    Range,
-    SourceName,
-    Submission,
-    Tally,
-)
+from ..model import Dimension, DocumentWarning, Evaluation, Tally
 from ..pipeline import evaluate
+from .attacks import (
+    ATTACKS_FOLDER,
+    CLEAN_FOLDER,
+    DEFAULT_CORPUS,
+    Attack,
+    Corpus,
+    Edit,
+    ExpectedPenalty,
+    apply_attack,
+    clean_submission,
+    load_corpus,
+    part_of,
+)
+from .inflation import Floor, Gain, floor_of, gain_against, mean_interval
 
 __all__ = [
     "ATTACKS_FOLDER",
@@ -64,272 +65,7 @@ __all__ = [
     "warnings_of",
 ]
 
-# The shipped corpus: packaged so the command works from an install.
-DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "data" / "adversarial"
-CLEAN_FOLDER = "clean"
-ATTACKS_FOLDER = "attacks"
-RUN_ID = "adversarial"
-
-Operation = Literal["append", "insert", "replace"]
-OPERATIONS: tuple[str, ...] = ("append", "insert", "replace")
-DOCUMENTS: tuple[str, ...] = ("report", "plan")
-# The dimension each penalty rule zeroes on its item (the SKILL's negative rules).
-PENALISED_DIMENSION: Mapping[str, Dimension] = {
-    "fabrication": "detection",
-    "dangerous_advice": "plan",
-    "wrong_attribution": "detection",
-}
 _DIMENSIONS: tuple[Dimension, ...] = ("detection", "plan")
-
-
-# --------------------------------------------------------------------------- the corpus
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One change to one document.
-
-    ``append`` adds the payload at the end, after a blank line; ``insert`` puts it
-    (and a blank line) just before the first line equal to ``before``; ``replace``
-    swaps the first occurrence of ``find`` for it, or the whole document when
-    ``find`` is None.
-    """
-
-    document: SourceName
-    operation: Operation
-    payload: str
-    before: str | None = None
-    find: str | None = None
-
-
-@dataclass(frozen=True)
-class ExpectedPenalty:
-    """The penalty an attack must raise, and the items it may rightly land on.
-
-    ``items[0]`` is the item whose passage the payload stands in; the others are
-    items the payload also names (``shred -u /var/log/auth.log`` in the miner's
-    clean-up step names the brute-force item's log), where a judge may as rightly
-    put the penalty.
-    """
-
-    rule: PenaltyRule
-    items: tuple[str, ...]
-
-    @property
-    def dimension(self) -> Dimension:
-        return PENALISED_DIMENSION[self.rule]
-
-
-@dataclass(frozen=True)
-class Attack:
-    id: str
-    family: str
-    range_id: str
-    description: str
-    edits: tuple[Edit, ...]
-    instruction: bool = False  # speaks to the evaluator: must be flagged
-    penalty: ExpectedPenalty | None = None
-    path: str | None = None
-
-
-@dataclass(frozen=True)
-class CleanPair:
-    report: Document
-    plan: Document
-
-
-@dataclass(frozen=True)
-class Corpus:
-    path: str
-    ranges: Mapping[str, Range]  # range id -> its checklist, for every range an attack names
-    clean: Mapping[str, CleanPair]  # range id -> the honest documents
-    attacks: tuple[Attack, ...]
-
-
-def _field(data: Mapping[str, Any], name: str, path: Path) -> str:
-    value = data.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise EvalkitError(f"attack field {name!r} must be a non-empty string", path=path)
-    return value
-
-
-def _edit(data: Any, path: Path) -> Edit:
-    if not isinstance(data, Mapping):
-        raise EvalkitError("each edit must be a mapping", path=path)
-    document = _field(data, "document", path)
-    operation = _field(data, "operation", path)
-    if document not in DOCUMENTS:
-        raise EvalkitError(f"edit document must be one of {', '.join(DOCUMENTS)}", path=path)
-    if operation not in OPERATIONS:
-        raise EvalkitError(f"edit operation must be one of {', '.join(OPERATIONS)}", path=path)
-    payload = _field(data, "payload", path)
-    before = data.get("before")
-    find = data.get("find")
-    if operation == "insert" and not isinstance(before, str):
-        raise EvalkitError("an insert edit needs 'before': the line to insert before", path=path)
-    if find is not None and not isinstance(find, str):
-        raise EvalkitError("edit field 'find' must be a string", path=path)
-    return Edit(
-        cast(SourceName, document),
-        cast(Operation, operation),
-        payload,
-        before=before,
-        find=find,
-    )
-
-
-def _attack(path: Path) -> Attack:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise EvalkitError(f"cannot read attack: {exc}".splitlines()[0], path=path) from exc
-    if not isinstance(data, Mapping):
-        raise EvalkitError("an attack file must hold a mapping", path=path)
-    attack_id = _field(data, "id", path)
-    if attack_id != path.stem:
-        raise EvalkitError(f"attack id {attack_id!r} differs from the file name", path=path)
-    edits = data.get("edits")
-    if not isinstance(edits, list) or not edits:
-        raise EvalkitError("attack field 'edits' must be a non-empty list", path=path)
-    penalty = None
-    if data.get("penalty") is not None:
-        raw = data["penalty"]
-        items = raw.get("item") if isinstance(raw, Mapping) else None
-        if isinstance(items, str):
-            items = [items]
-        if (
-            not isinstance(raw, Mapping)
-            or raw.get("rule") not in PENALTY_RULES
-            or not isinstance(items, list)
-            or not items
-            or not all(isinstance(item, str) and item.strip() for item in items)
-        ):
-            raise EvalkitError(
-                f"attack penalty needs 'rule' (one of {', '.join(PENALTY_RULES)}) and 'item'"
-                " (a checkpoint id, or a list of them)",
-                path=path,
-            )
-        penalty = ExpectedPenalty(raw["rule"], tuple(items))
-    instruction = data.get("instruction", False)
-    if not isinstance(instruction, bool):
-        raise EvalkitError("attack field 'instruction' must be true or false", path=path)
-    return Attack(
-        id=attack_id,
-        family=_field(data, "family", path),
-        range_id=_field(data, "range", path),
-        description=_field(data, "description", path),
-        edits=tuple(_edit(edit, path) for edit in edits),
-        instruction=instruction,
-        penalty=penalty,
-        path=str(path),
-    )
-
-
-def _clean_document(kind: SourceName, path: Path) -> Document:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalkitError(f"cannot read clean document: {exc}", path=path) from exc
-    return Document(kind=kind, path=str(path), text=text.replace("\r\n", "\n"))
-
-
-SPLIT_FILE = "split.json"
-
-
-def part_of(corpus: Corpus, part: str) -> tuple[Attack, ...]:
-    """The attacks of ``part`` (``tune``, ``holdout``) of the corpus's split file, or all."""
-    if part == "all":
-        return corpus.attacks
-    path = Path(corpus.path) / SPLIT_FILE
-    try:
-        split = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EvalkitError(f"cannot read the corpus's split file: {exc}", path=path) from exc
-    chosen = split.get(part) if isinstance(split, dict) else None
-    if not isinstance(chosen, list):
-        raise EvalkitError(f"the split file has no list {part!r}", path=path)
-    unknown = sorted(set(chosen) - {attack.id for attack in corpus.attacks})
-    if unknown:
-        raise EvalkitError(f"the split file names unknown attacks: {unknown[0]}", path=path)
-    return tuple(attack for attack in corpus.attacks if attack.id in set(chosen))
-
-
-def load_corpus(folder: str | Path, load_range: Callable[[str], Range]) -> Corpus:
-    """Read and check every attack of ``folder``; ``load_range`` gives a range by its id.
-
-    Every problem (a malformed attack, a range or clean document missing, an
-    anchor not in the clean document) is an :class:`EvalkitError` naming the file,
-    raised before anything is judged.
-    """
-    root = Path(folder)
-    attack_dir = root / ATTACKS_FOLDER
-    files = sorted(attack_dir.glob("*.yaml")) if attack_dir.is_dir() else []
-    if not files:
-        raise EvalkitError(f"no {ATTACKS_FOLDER}/*.yaml in the corpus", path=root)
-    attacks = tuple(_attack(file) for file in files)
-    ranges: dict[str, Range] = {}
-    clean: dict[str, CleanPair] = {}
-    for range_id in sorted({attack.range_id for attack in attacks}):
-        rng = ranges[range_id] = load_range(range_id)
-        folder_of_range = root / CLEAN_FOLDER / range_id
-        clean[range_id] = CleanPair(
-            report=_clean_document("report", folder_of_range / rng.report_filename),
-            plan=_clean_document("plan", folder_of_range / PLAN_FILENAME),
-        )
-    corpus = Corpus(path=str(root), ranges=ranges, clean=clean, attacks=attacks)
-    for attack in attacks:
-        apply_attack(corpus, attack)  # an anchor that is not there fails now, not mid-run
-    return corpus
-
-
-# --------------------------------------------------------------------------- applying
-
-
-def _apply(text: str, edit: Edit, attack: Attack) -> str:
-    payload = edit.payload if edit.payload.endswith("\n") else edit.payload + "\n"
-    if edit.operation == "append":
-        return text.rstrip("\n") + "\n\n" + payload
-    if edit.operation == "insert":
-        lines = text.splitlines(keepends=True)
-        for index, line in enumerate(lines):
-            if line.rstrip("\n") == edit.before:
-                return "".join([*lines[:index], payload, "\n", *lines[index:]])
-        raise EvalkitError(
-            f"insert anchor {edit.before!r} is not a line of the clean {edit.document}",
-            path=attack.path,
-        )
-    if edit.find is None:
-        return payload
-    if edit.find not in text:
-        raise EvalkitError(
-            f"replace target {edit.find!r} is not in the clean {edit.document}", path=attack.path
-        )
-    return text.replace(edit.find, edit.payload, 1)
-
-
-def apply_attack(corpus: Corpus, attack: Attack) -> Submission:
-    """The clean pair of the attack's range with its edits applied, as a submission."""
-    pair = corpus.clean[attack.range_id]
-    texts = {"report": pair.report.text, "plan": pair.plan.text}
-    for edit in attack.edits:
-        texts[edit.document] = _apply(texts[edit.document], edit, attack)
-
-    def document(kind: SourceName, clean: Document) -> Document:
-        if texts[kind] == clean.text:
-            return clean
-        return Document(kind=kind, path=f"{attack.id}/{clean.filename}", text=texts[kind])
-
-    return Submission(
-        run_id=RUN_ID,
-        range_id=attack.range_id,
-        report=document("report", pair.report),
-        plan=document("plan", pair.plan),
-    )
-
-
-def clean_submission(corpus: Corpus, range_id: str) -> Submission:
-    pair = corpus.clean[range_id]
-    return Submission(run_id=RUN_ID, range_id=range_id, report=pair.report, plan=pair.plan)
 
 
 # --------------------------------------------------------------------------- comparing
@@ -338,13 +74,36 @@ def clean_submission(corpus: Corpus, range_id: str) -> Submission:
 def warnings_of(evaluation: Evaluation) -> tuple[str, ...]:
     """The warnings an evaluation raised about its documents (suspected instructions, ...)."""
     return tuple(
-        f"{w.kind}: {w.source} line {w.line}: {w.message}" for w in evaluation.summary.warnings
+        f"{w.kind}: {w.source} line {w.line}: {w.message}"
+        + (" (reported by the judge)" if w.found_by == "judge" else "")
+        for w in evaluation.summary.warnings
     )
+
+
+def _new_warnings(
+    attacked: Evaluation, cleans: Iterable[Evaluation]
+) -> tuple[DocumentWarning, ...]:
+    """The attacked evaluation's warnings that no clean session raised on its pair."""
+    seen = {
+        (w.kind, w.source, w.excerpt, w.found_by)
+        for clean in cleans
+        for w in clean.summary.warnings
+    }
+    return tuple(
+        w
+        for w in attacked.summary.warnings
+        if (w.kind, w.source, w.excerpt, w.found_by) not in seen
+    )
+
+
+def _num(value: float) -> float | int:
+    """An integer where the value is one (a single clean session), else the float."""
+    return int(value) if float(value).is_integer() else round(value, 3)
 
 
 @dataclass(frozen=True)
 class Points:
-    score: int
+    score: float
     max: int
     pct: float | None
 
@@ -353,7 +112,7 @@ class Points:
         return cls(tally.score, tally.max, tally.pct)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"score": self.score, "max": self.max, "pct": self.pct}
+        return {"score": _num(self.score), "max": self.max, "pct": self.pct}
 
 
 def _pct(score: int, maximum: int) -> float | None:
@@ -369,8 +128,8 @@ class DimensionShift:
     attacked: Points
 
     @property
-    def inflation_points(self) -> int:
-        return self.attacked.score - self.expected.score
+    def inflation_points(self) -> float | int:
+        return _num(self.attacked.score - self.expected.score)
 
     @property
     def inflation_pct(self) -> float | None:
@@ -400,23 +159,27 @@ class AttackResult:
     warnings: tuple[str, ...]
     penalty_raised: bool | None  # None: the attack expects no penalty
     complete: bool  # every item of both evaluations was scored
+    # Signed, checkpoint by checkpoint, against the mean of the clean sessions.
+    gain: Gain = Gain(0.0, 0.0, 0.0)
+    # Who raised the warnings its clean sessions did not: screening's rules, the judge.
+    flagged_by: tuple[str, ...] = ()
 
     @property
     def flagged(self) -> bool:
-        return bool(self.warnings)
+        return bool(self.flagged_by)
 
     @property
     def inflated(self) -> bool:
         return self.detection.inflation_points > 0 or self.plan.inflation_points > 0
 
     @property
-    def points_gained(self) -> int:
+    def points_gained(self) -> float | int:
         """Points the attack bought: its positive inflation on either dimension, summed.
 
         A dimension the attack lowered does not offset one it raised: the two are never
         merged, and a loss on one is no excuse for a gain on the other.
         """
-        return max(0, self.detection.inflation_points) + max(0, self.plan.inflation_points)
+        return _num(max(0, self.detection.inflation_points) + max(0, self.plan.inflation_points))
 
     def shift(self, dimension: Dimension) -> DimensionShift:
         return self.detection if dimension == "detection" else self.plan
@@ -440,19 +203,29 @@ class AttackResult:
             "plan": self.plan.as_dict(),
             "inflated": self.inflated,
             "points_gained": self.points_gained,
+            "gain": self.gain.as_dict(),
             "flagged": self.flagged,
+            "flagged_by": list(self.flagged_by),
             "warnings": list(self.warnings),
             "penalty_raised": self.penalty_raised,
             "complete": self.complete,
         }
 
 
-def _item_points(evaluation: Evaluation, chk_id: str, dimension: Dimension) -> int:
-    for item in evaluation.items:
-        if item.chk_id == chk_id:
-            score = item.detection if dimension == "detection" else item.plan
-            return 0 if score is None else score.total
-    raise EvalkitError(f"the range has no checkpoint {chk_id!r}", item=chk_id)
+def _item_points(evaluations: Sequence[Evaluation], chk_id: str, dimension: Dimension) -> float:
+    """The mean points of ``chk_id`` on ``dimension`` over the sessions that scored it."""
+    found = False
+    points: list[int] = []
+    for evaluation in evaluations:
+        for item in evaluation.items:
+            if item.chk_id == chk_id:
+                found = True
+                score = item.detection if dimension == "detection" else item.plan
+                if item.status == "scored":
+                    points.append(0 if score is None else score.total)
+    if not found:
+        raise EvalkitError(f"the range has no checkpoint {chk_id!r}", item=chk_id)
+    return sum(points) / len(points) if points else 0.0
 
 
 def _penalised_items(evaluation: Evaluation, penalty: ExpectedPenalty) -> dict[str, int]:
@@ -474,31 +247,52 @@ def _tally(evaluation: Evaluation, dimension: Dimension) -> Tally:
     return evaluation.summary.detection if dimension == "detection" else evaluation.summary.plan
 
 
-def compare(attack: Attack, clean: Evaluation, attacked: Evaluation) -> AttackResult:
-    """The inflation, flag and penalty outcome of one attack (pure)."""
-    raised_on = None if attack.penalty is None else _raised_on(clean, attacked, attack.penalty)
+def _mean_points(evaluations: Sequence[Evaluation], dimension: Dimension) -> Points:
+    tallies = [_tally(evaluation, dimension) for evaluation in evaluations]
+    score = sum(t.score for t in tallies) / len(tallies)
+    maximum = max(t.max for t in tallies)
+    return Points(score, maximum, _pct_of(score, maximum))
+
+
+def _pct_of(score: float, maximum: int) -> float | None:
+    return None if maximum == 0 else round(100 * score / maximum, 1)
+
+
+def compare(
+    attack: Attack, clean: Evaluation | Sequence[Evaluation], attacked: Evaluation
+) -> AttackResult:
+    """The inflation, flag and penalty outcome of one attack against its clean sessions."""
+    cleans = (clean,) if isinstance(clean, Evaluation) else tuple(clean)
+    raised_on = None if attack.penalty is None else _raised_on(cleans[0], attacked, attack.penalty)
     shifts: dict[str, DimensionShift] = {}
+    expected_zero: dict[str, Dimension] = {}
     for dimension in _DIMENSIONS:
-        clean_tally = _tally(clean, dimension)
-        expected_score = clean_tally.score
+        clean_points = _mean_points(cleans, dimension)
+        expected_score = clean_points.score
         if attack.penalty is not None and attack.penalty.dimension == dimension:
             # The item the penalty landed on loses its points; when none was raised, the item
             # the payload stands in is the one that should have.
             penalised = raised_on or attack.penalty.items[0]
-            expected_score -= _item_points(clean, penalised, dimension)
+            expected_score -= _item_points(cleans, penalised, dimension)
+            expected_zero[penalised] = dimension
         shifts[dimension] = DimensionShift(
-            clean=Points.of(clean_tally),
-            expected=Points(expected_score, clean_tally.max, _pct(expected_score, clean_tally.max)),
+            clean=clean_points,
+            expected=Points(
+                expected_score, clean_points.max, _pct_of(expected_score, clean_points.max)
+            ),
             attacked=Points.of(_tally(attacked, dimension)),
         )
     penalty_raised = None if attack.penalty is None else raised_on is not None
+    new = _new_warnings(attacked, cleans)
     return AttackResult(
         attack=attack,
         detection=shifts["detection"],
         plan=shifts["plan"],
         warnings=warnings_of(attacked),
         penalty_raised=penalty_raised,
-        complete=clean.summary.complete and attacked.summary.complete,
+        complete=all(c.summary.complete for c in cleans) and attacked.summary.complete,
+        gain=gain_against(attacked, cleans, expected_zero=expected_zero),
+        flagged_by=tuple(sorted({w.found_by for w in new})),
     )
 
 
@@ -516,13 +310,43 @@ class Robustness:
     results: tuple[AttackResult, ...]
     timestamp: str = ""
     notes: tuple[str, ...] = field(default=())
+    # Every clean session per range (``clean`` holds the first); one for a deterministic judge.
+    clean_sessions: Mapping[str, tuple[Evaluation, ...]] = field(default_factory=dict)
+
+    @property
+    def floor(self) -> Floor:
+        """The clean sessions measured against each other."""
+        return floor_of(self.clean_sessions)
+
+    def beyond_floor(self, result: AttackResult) -> float | None:
+        """How far the attack's counted gain goes past its range's largest clean-against-clean
+        difference (None with a single clean session)."""
+        largest = self.floor.largest.get(result.attack.range_id)
+        return None if largest is None else round(result.gain.counted - largest, 3)
 
     def summary(self) -> dict[str, Any]:
         results = self.results
         instruction = [r for r in results if r.attack.instruction]
         penalised = [r for r in results if r.penalty_raised is not None]
         flagged = sum(1 for r in results if r.flagged)
+        gains = [r.gain.counted for r in results]
+        blind = [r.gain.plan_without_finding for r in results]
+        beyond = [b for r in results if (b := self.beyond_floor(r)) is not None]
         return {
+            "gain": mean_interval(gains).as_dict(),
+            "gain_max": round(max(gains), 3) if gains else None,
+            "plan_without_finding": {
+                "total": round(sum(blind), 3),
+                "mean": round(sum(blind) / len(blind), 3) if blind else None,
+                "max": round(max(blind), 3) if blind else None,
+                "attacks": sum(1 for value in blind if value > 0),
+            },
+            "floor": self.floor.as_dict(),
+            "beyond_floor_max": max(beyond) if beyond else None,
+            "instruction_flagged_by": {
+                source: sum(1 for r in instruction if source in r.flagged_by)
+                for source in ("screening", "judge")
+            },
             "attacks": len(results),
             "inflated": sum(1 for r in results if r.inflated),
             "flagged": flagged,
@@ -559,7 +383,21 @@ class Robustness:
                 }
                 for range_id, evaluation in sorted(self.clean.items())
             },
-            "attacks": [result.as_dict() for result in self.results],
+            "clean_sessions": {
+                range_id: [
+                    {
+                        "detection": Points.of(evaluation.summary.detection).as_dict(),
+                        "plan": Points.of(evaluation.summary.plan).as_dict(),
+                        "warnings": list(warnings_of(evaluation)),
+                    }
+                    for evaluation in sessions
+                ]
+                for range_id, sessions in sorted(self.clean_sessions.items())
+            },
+            "attacks": [
+                {**result.as_dict(), "beyond_floor": self.beyond_floor(result)}
+                for result in self.results
+            ],
             "notes": list(self.notes),
         }
 
@@ -576,28 +414,38 @@ def measure(
     attacks: Iterable[Attack] | None = None,
     on_attack_done: Callable[[AttackResult], None] | None = None,
     timestamp: str = "",
+    clean_sessions: Callable[[str], Sequence[str]] | None = None,
 ) -> Robustness:
-    """Evaluate each clean pair once and each attacked pair, and compare them.
+    """Evaluate each clean pair (in each of its sessions) and each attacked pair, and compare.
 
     ``judge`` is one judge for every pair, or a function giving the judge of a pair by
-    its id (an attack's id, or :func:`clean_pair_id`) or None when the pair has none:
-    recorded verdicts, one file per pair. An attack without a judge, or whose clean
-    pair has none, is skipped and listed in ``notes``.
+    its id (an attack's id, or a clean session's) or None when the pair has none:
+    recorded verdicts, one file per pair. ``clean_sessions`` gives the ids of a range's
+    clean sessions (default: one, :func:`clean_pair_id`). An attack without a judge, or
+    whose clean pair has no session, is skipped and listed in ``notes``.
     """
     chosen = tuple(corpus.attacks if attacks is None else attacks)
 
     def judge_of(pair_id: str) -> Judge | None:
         return judge(pair_id) if callable(judge) and not isinstance(judge, Judge) else judge
 
-    clean: dict[str, Evaluation] = {}
+    sessions_of = clean_sessions or (lambda range_id: (clean_pair_id(range_id),))
+    sessions: dict[str, tuple[Evaluation, ...]] = {}
     info = None
     for range_id in sorted({attack.range_id for attack in chosen}):
-        clean_judge = judge_of(clean_pair_id(range_id))
-        if clean_judge is not None:
-            info = info or clean_judge.info
-            clean[range_id] = evaluate(
-                corpus.ranges[range_id], clean_submission(corpus, range_id), clean_judge
-            )
+        found: list[Evaluation] = []
+        for session in sessions_of(range_id):
+            clean_judge = judge_of(session)
+            if clean_judge is not None:
+                info = info or clean_judge.info
+                found.append(
+                    evaluate(
+                        corpus.ranges[range_id], clean_submission(corpus, range_id), clean_judge
+                    )
+                )
+        if found:
+            sessions[range_id] = tuple(found)
+    clean = {range_id: found[0] for range_id, found in sessions.items()}
     results = []
     notes: list[str] = []
     for attack in chosen:
@@ -610,7 +458,7 @@ def measure(
         attacked = evaluate(
             corpus.ranges[attack.range_id], apply_attack(corpus, attack), attack_judge
         )
-        result = compare(attack, clean[attack.range_id], attacked)
+        result = compare(attack, sessions[attack.range_id], attacked)
         results.append(result)
         if on_attack_done is not None:
             on_attack_done(result)
@@ -622,4 +470,5 @@ def measure(
         results=tuple(results),
         timestamp=timestamp,
         notes=tuple(notes),
+        clean_sessions=sessions,
     )

@@ -17,11 +17,21 @@ keyword judges only, so the offline judge and grounding read the same lines.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from ..markdown import Block, MarkdownDocument, parse
-from ..model import DocumentWarning, JudgeKind, Mask, Range, SourceName, Submission, WarningKind
+from ..model import (
+    DocumentWarning,
+    JudgeKind,
+    Mask,
+    Range,
+    ReportedPassage,
+    SourceName,
+    Submission,
+    WarningKind,
+)
 from ..text.scope import PENALTIES_READ as SCOPE_PENALTIES_READ
 from ..text.scope import not_examined_heading, scope_masks
 from .instructions import find_instructions
@@ -32,6 +42,7 @@ from .suspicion import TermIndex, TermsKey, fake_score_table, index_of, repeated
 
 __all__ = [
     "PENALTIES_READ",
+    "REPORTED_KIND",
     "SCREEN_RULES",
     "WARNING_RULES",
     "Mask",
@@ -65,6 +76,46 @@ class Screening:
             for source, masks in self.masks.items()
         }
 
+    def with_reported(
+        self, passages: Sequence[ReportedPassage], submission: Submission
+    ) -> Screening:
+        """This screening plus what the judge reported as addressed to the evaluator.
+
+        Each grounded passage sets apart the blocks holding it for every judge, as the
+        instruction rule sets apart its block, and raises one ``instruction`` warning
+        ``found_by: "judge"``. A passage not found verbatim raises nothing.
+        """
+        found = [p for p in passages if p.found and p.source and p.first_line and p.last_line]
+        if not found:
+            return self
+        masks = {source: list(masks) for source, masks in self.masks.items()}
+        warnings = list(self.warnings)
+        parsed: dict[SourceName, MarkdownDocument] = {}
+        for passage in sorted(found, key=lambda p: (p.source != "report", p.first_line)):
+            source: SourceName = "report" if passage.source == "report" else "plan"
+            if source not in parsed:
+                parsed[source] = parse(submission.document(source).text)
+            first, last = _holding_blocks(parsed[source], passage.first_line, passage.last_line)
+            masks.setdefault(source, []).append(Mask(first, last, REPORTED_REASON, REPORTED_KIND))
+            warnings.append(
+                DocumentWarning(
+                    kind="instruction",
+                    source=source,
+                    line=passage.first_line or first,
+                    excerpt=_excerpt(passage.quote),
+                    message=REPORTED_MESSAGE,
+                    found_by="judge",
+                )
+            )
+        return replace(
+            self,
+            masks={
+                source: tuple(sorted(kept, key=lambda m: (m.first_line, m.last_line)))
+                for source, kept in masks.items()
+            },
+            warnings=tuple(warnings),
+        )
+
     def masked_lines(self, kind: SourceName) -> frozenset[int]:
         return frozenset(
             line
@@ -73,7 +124,25 @@ class Screening:
         )
 
 
+# The mask kind of a passage the judge reported: withheld from every judge, as the
+# instruction rule's blocks are, and told apart from screening's own in the measures.
+REPORTED_KIND = "judge_reported"
+REPORTED_REASON = "it is in a passage the judge reported as addressed to the evaluator"
+REPORTED_MESSAGE = "a passage the judge reported as addressed to whoever evaluates the documents"
+
+
+def _holding_blocks(md: MarkdownDocument, first: int, last: int) -> tuple[int, int]:
+    """The lines of the blocks holding lines ``first`` to ``last`` (the lines themselves
+    when no block holds them: hidden content outside any block)."""
+    holding = [block for block in md.blocks if block.start <= last and block.end >= first]
+    if not holding:
+        return first, last
+    return min(first, *(b.start for b in holding)), max(last, *(b.end for b in holding))
+
+
 def _withholds(mask_kind: str, judge_kind: JudgeKind) -> bool:
+    if mask_kind == REPORTED_KIND:
+        return True
     if mask_kind in _SCOPE_KINDS:
         return judge_kind == "keyword"
     return rule(mask_kind).withholds(judge_kind)

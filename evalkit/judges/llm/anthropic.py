@@ -39,9 +39,17 @@ _STOPS: dict[str, StopReason] = {
 
 
 def build_request(
-    *, model: str, max_tokens: int, system: str, documents: str, item: str
+    *,
+    model: str,
+    max_tokens: int,
+    system: str,
+    documents: str,
+    item: str,
+    schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The Messages API body for one checkpoint (no headers: they never leave the SDK)."""
+    """The Messages API body for one checkpoint (no headers: they never leave the SDK).
+
+    ``schema``: the answer schema the prompt asks for (default: v1's and v2's)."""
     from .verdict import VERDICT_SCHEMA
 
     return {
@@ -57,7 +65,9 @@ def build_request(
                 ],
             }
         ],
-        "output_config": {"format": {"type": "json_schema", "schema": VERDICT_SCHEMA}},
+        "output_config": {
+            "format": {"type": "json_schema", "schema": dict(schema or VERDICT_SCHEMA)}
+        },
     }
 
 
@@ -193,7 +203,12 @@ class AnthropicTransport:
         self, *, max_tokens: int, system: str, documents: str, item: str, schema: Mapping[str, Any]
     ) -> dict[str, Any]:
         return build_request(
-            model=self.model, max_tokens=max_tokens, system=system, documents=documents, item=item
+            model=self.model,
+            max_tokens=max_tokens,
+            system=system,
+            documents=documents,
+            item=item,
+            schema=schema,
         )
 
     def correction_request(

@@ -3,6 +3,12 @@
 A folder holds at least ``system.md`` and ``item.md``; ``documents.md`` and
 ``retry.md`` come from the packaged ``v1`` prompt when it lacks them. The
 folder's hash names the prompt in every cache key and record.
+
+``system.md`` may render the rubric (``{{ rubric.detection_table }}`` and the
+other parts of :func:`evalkit.rubric.judge_tables`): the judge then reads the
+same definitions as the labellers, and the rubric's text joins the prompt's hash.
+A prompt whose system prompt names ``addressed_to_evaluator`` asks for that field
+in every answer (:data:`~evalkit.judges.llm.verdict.ADDRESSED_VERDICT_SCHEMA`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import jinja2
 
 from ...errors import JudgeInputError
 from ...model import Checkpoint, Document, Range, Submission
+from ...rubric import RUBRIC, Rubric, judge_tables
+from .verdict import ADDRESSED_FIELD, ADDRESSED_VERDICT_SCHEMA, VERDICT_SCHEMA
 
 PROMPTS_ROOT = Path(__file__).resolve().parent.parent.parent / "prompts"
 DEFAULT_PROMPT_DIR = PROMPTS_ROOT / "v1"
@@ -76,9 +84,25 @@ class PromptSet:
     sha256: str
     sources: dict[str, str]  # template name -> text
     _env: jinja2.Environment = field(repr=False, compare=False)
+    rubric: Rubric = field(default=RUBRIC, repr=False)
+
+    @property
+    def uses_rubric(self) -> bool:
+        """Whether ``system.md`` renders the rubric's definitions (v3 does)."""
+        return "rubric." in self.sources["system.md"]
+
+    @property
+    def asks_addressed(self) -> bool:
+        """Whether the prompt asks every answer for ``addressed_to_evaluator``."""
+        return ADDRESSED_FIELD in self.sources["system.md"]
+
+    @property
+    def verdict_schema(self) -> dict[str, Any]:
+        """The answer schema this prompt asks for."""
+        return ADDRESSED_VERDICT_SCHEMA if self.asks_addressed else VERDICT_SCHEMA
 
     @classmethod
-    def load(cls, prompt_dir: str | Path | None = None) -> PromptSet:
+    def load(cls, prompt_dir: str | Path | None = None, *, rubric: Rubric = RUBRIC) -> PromptSet:
         directory = resolve_prompt_dir(prompt_dir)
         if not directory.is_dir():
             raise JudgeInputError("prompt folder not found", path=directory)
@@ -108,6 +132,10 @@ class PromptSet:
         for name in sorted(sources):
             digest.update(name.encode("utf-8") + b"\0")
             digest.update(sources[name].encode("utf-8") + b"\0")
+        if "rubric." in sources["system.md"]:
+            # The rendered rubric is part of the prompt: a changed definition is a new prompt.
+            for name, text in sorted(judge_tables(rubric).items()):
+                digest.update(f"rubric.{name}".encode() + b"\0" + text.encode("utf-8") + b"\0")
         env = jinja2.Environment(
             loader=jinja2.DictLoader(sources),
             undefined=jinja2.StrictUndefined,
@@ -127,6 +155,7 @@ class PromptSet:
             sha256=digest.hexdigest(),
             sources=sources,
             _env=env,
+            rubric=rubric,
         )
 
     def _render(self, name: str, **context: Any) -> str:
@@ -138,7 +167,7 @@ class PromptSet:
             ) from None
 
     def system(self) -> str:
-        return self._render("system.md")
+        return self._render("system.md", rubric=judge_tables(self.rubric))
 
     def documents(self, rng: Range, submission: Submission) -> str:
         boundary = _boundary(submission.report.text, submission.plan.text)

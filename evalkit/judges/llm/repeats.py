@@ -4,7 +4,9 @@ Errored samples are left out; if every sample errored, the item errors with the
 first sample's reason. Per sub-score the majority of the scored samples wins,
 ties going to 0; the quotes and rationale kept are those of the first sample
 that voted for the kept value. A penalty rule is kept when at least half the
-scored samples raise it (with the first raising sample's flags).
+scored samples raise it (with the first raising sample's flags). A passage any
+scored sample reported as addressed to the evaluator is kept (the union, in the
+order first reported): one careful reading that saw it is enough to check it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ def combine_samples(samples: Sequence[Verdict]) -> Verdict:
         detection=_dimension([s.detection for s in scored]),
         plan=_dimension([s.plan for s in scored]),
         penalties=_penalties(scored),
+        addressed_to_evaluator=tuple(
+            dict.fromkeys(quote for sample in scored for quote in sample.addressed_to_evaluator)
+        ),
     )
 
 

@@ -45,7 +45,7 @@ from .prompts import PromptSet
 from .records import CallRecord, coerce_usage
 from .repeats import combine_samples
 from .transport import HTTP_LOG, Answer, Transport, TransportError, redact, redact_json
-from .verdict import VERDICT_SCHEMA, InvalidAnswer, clip, parse_answer
+from .verdict import InvalidAnswer, clip, parse_answer
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +197,7 @@ class LLMJudge(JudgeBase):
                 system=system,
                 documents=documents,
                 item=self.prompts.item(rng, checkpoint),
-                schema=VERDICT_SCHEMA,
+                schema=self.prompts.verdict_schema,
             )
             for checkpoint in rng.checkpoints
         ]
@@ -211,7 +211,13 @@ class LLMJudge(JudgeBase):
 
     def _parse(self, checkpoint: Checkpoint, raw: Mapping[str, Any]) -> Verdict:
         answer = self.transport.answer_of(raw)
-        return parse_answer(checkpoint, answer.text, answer.stop, answer.stop_label)
+        return parse_answer(
+            checkpoint,
+            answer.text,
+            answer.stop,
+            answer.stop_label,
+            addressed=self.prompts.asks_addressed,
+        )
 
     def _plan(self, rng: Range, submission: Submission, cache: ResponseCache | None) -> list[_Item]:
         items: list[_Item] = []
@@ -471,7 +477,13 @@ class LLMJudge(JudgeBase):
             # Stored before anything else happens to it: a crash from here on costs nothing.
             self._store(run, item, sample, turn, body, answer.raw, previous)
             try:
-                verdict = parse_answer(checkpoint, answer.text, answer.stop, answer.stop_label)
+                verdict = parse_answer(
+                    checkpoint,
+                    answer.text,
+                    answer.stop,
+                    answer.stop_label,
+                    addressed=self.prompts.asks_addressed,
+                )
             except InvalidAnswer as exc:
                 previous.append(answer.raw)
                 last = answer

@@ -1,7 +1,11 @@
 """The verdict an LLM judge must answer with: its JSON Schema and its parser.
 
 The schema is built from the model's constants (sub-score names, penalty rules),
-so it cannot drift from what scoring reads. :func:`parse_answer` turns an answer
+so it cannot drift from what scoring reads. A prompt that asks for the passages
+addressed to the evaluator (v3) gets :func:`verdict_schema` with the top-level
+list ``addressed_to_evaluator`` required; the parser accepts that field from any
+answer (a replayed ``verdicts.json`` of a v3 run) and refuses an answer that lacks
+it only when told the prompt asked for it. :func:`parse_answer` turns an answer
 (text + why the model stopped) into a :class:`~evalkit.model.Verdict`, or raises
 :class:`InvalidAnswer` whose ``problem`` is said back to the model in the one
 correction turn.
@@ -60,9 +64,13 @@ def _dimension_schema(names: Sequence[str]) -> dict[str, Any]:
     }
 
 
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+ADDRESSED_FIELD = "addressed_to_evaluator"
+
+
+def verdict_schema(*, addressed: bool = False, optional_addressed: bool = False) -> dict[str, Any]:
+    """The answer schema; with ``addressed`` the top-level list of passages addressed to the
+    evaluator is required (prompt v3), with ``optional_addressed`` it is allowed."""
+    properties: dict[str, Any] = {
         "detection": _dimension_schema(DETECTION_SUBSCORES),
         "plan": _dimension_schema(PLAN_SUBSCORES),
         "penalties": {
@@ -78,11 +86,26 @@ VERDICT_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
             },
         },
-    },
-    "required": ["detection", "plan", "penalties"],
-    "additionalProperties": False,
-}
-_VALIDATOR = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
+    }
+    required = ["detection", "plan", "penalties"]
+    if addressed or optional_addressed:
+        properties[ADDRESSED_FIELD] = {"type": "array", "items": {"type": "string"}}
+    if addressed:
+        required.append(ADDRESSED_FIELD)
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+# What prompts v1 and v2 ask for (and what the structured-output APIs enforce for them).
+VERDICT_SCHEMA: dict[str, Any] = verdict_schema()
+# What prompt v3 asks for.
+ADDRESSED_VERDICT_SCHEMA: dict[str, Any] = verdict_schema(addressed=True)
+# What the parser accepts from any answer: the field is read where it is given.
+_VALIDATOR = jsonschema.Draft202012Validator(verdict_schema(optional_addressed=True))
 
 
 class InvalidAnswer(Exception):
@@ -99,12 +122,18 @@ def clip(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
 
 
 def parse_answer(
-    checkpoint: Checkpoint, text: str, stop: StopReason = "end", stop_label: str = ""
+    checkpoint: Checkpoint,
+    text: str,
+    stop: StopReason = "end",
+    stop_label: str = "",
+    *,
+    addressed: bool = False,
 ) -> Verdict:
     """The verdict in ``text`` for ``checkpoint``; :class:`InvalidAnswer` if unusable.
 
     ``stop_label`` is the provider's own word for ``stop`` (``stop_reason=max_tokens``),
-    quoted back to the model.
+    quoted back to the model. ``addressed``: the prompt asked for
+    ``addressed_to_evaluator``, so an answer without it is refused.
     """
     if stop == "refusal":
         raise InvalidAnswer(
@@ -128,15 +157,20 @@ def parse_answer(
             else ""
         )
         raise InvalidAnswer(f"your answer is not valid JSON ({detail}{where})") from None
-    return verdict_from_json(checkpoint, data)
+    return verdict_from_json(checkpoint, data, addressed=addressed)
 
 
-def verdict_from_json(checkpoint: Checkpoint, data: Any) -> Verdict:
+def verdict_from_json(checkpoint: Checkpoint, data: Any, *, addressed: bool = False) -> Verdict:
     """The verdict in an answer already read as JSON (the ``file`` judge starts here)."""
     error = best_match(_VALIDATOR.iter_errors(data))
     if error is not None:
         path = "/".join(str(part) for part in error.absolute_path) or "(top level)"
         raise InvalidAnswer(clip(f"your JSON does not match the schema at {path}: {error.message}"))
+    if addressed and ADDRESSED_FIELD not in data:
+        raise InvalidAnswer(
+            f'your JSON has no "{ADDRESSED_FIELD}": give the list of passages that speak to'
+            " whoever evaluates the documents, or [] when there is none"
+        )
     detection = _dimension(checkpoint, data, "detection", DETECTION_SUBSCORES)
     plan = _dimension(checkpoint, data, "plan", PLAN_SUBSCORES)
     penalties = tuple(
@@ -149,6 +183,9 @@ def verdict_from_json(checkpoint: Checkpoint, data: Any) -> Verdict:
         detection=detection,
         plan=plan,
         penalties=penalties,
+        addressed_to_evaluator=tuple(
+            dict.fromkeys(quote for quote in data.get(ADDRESSED_FIELD, ()) if quote.strip())
+        ),
     )
 
 
