@@ -145,13 +145,13 @@ class Rubric:
 RUBRIC = Rubric()
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+# The rubric is trusted text written here, kept free of "|" so it sits in a table cell as
+# written (tests/test_rubric.py checks it).
 
 
 def _subscore_table(subs: Sequence[SubScoreDefinition]) -> str:
     rows = ["| Sub-score | Points | 1 when |", "|---|---|---|"]
-    rows += [f"| {sub.name} | 0/1 | {_cell(sub.when)} |" for sub in subs]
+    rows += [f"| {sub.name} | 0/1 | {sub.when} |" for sub in subs]
     return "\n".join(rows)
 
 
@@ -167,7 +167,7 @@ def judge_tables(rubric: Rubric = RUBRIC) -> dict[str, str]:
         "|---|---|---|",
     ]
     penalty_rows += [
-        f"| `{p.rule}` | {_cell(p.when)} | {p.spec.effect} |" for p in rubric.penalties
+        f"| `{p.rule}` | {p.when} | {p.spec.effect} |" for p in rubric.penalties
     ]
     return {
         "detection_table": _subscore_table(rubric.dimension("detection")),
