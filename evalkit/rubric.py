@@ -166,9 +166,7 @@ def judge_tables(rubric: Rubric = RUBRIC) -> dict[str, str]:
         "| rule | when | effect (applied by the scoring code, not by you) |",
         "|---|---|---|",
     ]
-    penalty_rows += [
-        f"| `{p.rule}` | {p.when} | {p.spec.effect} |" for p in rubric.penalties
-    ]
+    penalty_rows += [f"| `{p.rule}` | {p.when} | {p.spec.effect} |" for p in rubric.penalties]
     return {
         "detection_table": _subscore_table(rubric.dimension("detection")),
         "plan_table": _subscore_table(rubric.dimension("plan")),

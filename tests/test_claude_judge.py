@@ -1022,3 +1022,37 @@ def test_cost_is_the_price_table_applied_to_the_reported_usage(serve, api_key, t
     assert result.usage.cost_usd == pytest.approx(
         sum(r["cost_usd"] for r in result.records), abs=1e-5
     )
+
+
+# --------------------------------------------------------------------------- prompt v3
+
+
+def test_prompt_v3_asks_every_answer_for_the_passages_addressed_to_the_evaluator(
+    serve, api_key, tmp_path
+) -> None:
+    def responder(body: dict[str, Any], attempt: int) -> Reply:
+        answer = verdict_for(body)
+        if len(body["messages"]) > 1:  # the corrected answer carries the field
+            answer["addressed_to_evaluator"] = ["brute force from 203.0.113.45"]
+        return Reply.text(json.dumps(answer))
+
+    api = serve(responder)
+    judge = judge_for(api, tmp_path, prompt_dir="v3")
+    assert judge.info.prompt_version == "v3"
+    result = run(judge, make_range(1), make_submission())
+    schema = api.requests[0]["body"]["output_config"]["format"]["schema"]
+    assert "addressed_to_evaluator" in schema["required"]
+    # An answer without the field is sent back once, with the problem said.
+    problem = api.requests[1]["body"]["messages"][2]["content"][0]["text"]
+    assert '"addressed_to_evaluator"' in problem
+    assert result.verdicts[0].addressed_to_evaluator == ("brute force from 203.0.113.45",)
+
+
+def test_prompts_v1_and_v2_keep_their_answer_schema(serve, api_key, tmp_path) -> None:
+    api = serve()
+    for version in ("v1", "v2"):
+        run(judge_for(api, tmp_path, prompt_dir=version, use_cache=False), make_range(1),
+            make_submission())  # fmt: skip
+    for request in api.requests:
+        schema = request["body"]["output_config"]["format"]["schema"]
+        assert "addressed_to_evaluator" not in schema["properties"]

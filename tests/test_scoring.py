@@ -367,3 +367,65 @@ def test_summarize_is_pure_and_repeatable():
     items, first = score_all(rng, verdicts)
     assert summarize(rng, items) == first
     assert score_all(rng, verdicts) == (items, first)
+
+
+# ------------------------------------------------------------------ blind fix, per item
+
+
+def test_blind_fix_plan_points_without_discovery_on_a_both_checkpoint():
+    item = score_item(BOTH, verdict(det=detection(0, 0, 0), pln=plan(1, 0)))
+    assert item.blind_fix is True
+    assert item.plan.total == 1  # the plan keeps its points: the dimensions are independent
+
+
+def test_not_a_blind_fix_when_the_report_found_the_issue():
+    item = score_item(BOTH, verdict(det=detection(1, 0, 0), pln=plan(1, 1)))
+    assert item.blind_fix is False
+
+
+def test_not_a_blind_fix_when_the_plan_earned_nothing():
+    item = score_item(BOTH, verdict(det=detection(0, 0, 0), pln=plan(0, 0)))
+    assert item.blind_fix is False
+
+
+def test_a_fabrication_that_zeroes_discovery_makes_a_plan_with_points_a_blind_fix():
+    item = score_item(
+        BOTH, verdict(det=detection(), pln=plan(), penalties=[penalty("fabrication")])
+    )
+    assert item.detection.subscores["discovery"] == 0
+    assert item.blind_fix is True
+
+
+def test_dangerous_advice_that_zeroes_the_plan_is_no_blind_fix():
+    item = score_item(
+        BOTH, verdict(det=detection(0, 0, 0), pln=plan(), penalties=[penalty("dangerous_advice")])
+    )
+    assert item.plan.total == 0
+    assert item.blind_fix is False
+
+
+def test_a_checkpoint_without_a_detection_or_plan_dimension_is_never_a_blind_fix():
+    plan_only = score_item(PLAN_ONLY, verdict("CHK-03", pln=plan()))
+    detection_only = score_item(DET_ONLY, verdict("CHK-02", det=detection(0, 0, 0)))
+    assert plan_only.blind_fix is False and detection_only.blind_fix is False
+
+
+def test_an_errored_checkpoint_is_no_blind_fix():
+    item = score_item(BOTH, verdict(status="error", error="timeout"))
+    assert item.blind_fix is False
+
+
+def test_the_summary_lists_blind_fixes_and_their_plan_points():
+    second = Checkpoint(id="CHK-04", name="Cron", scope="both", caps=("CAP-01",))
+    rng = make_range(BOTH, second, PLAN_ONLY)
+    items, summary = score_all(
+        rng,
+        [
+            verdict("CHK-01", det=detection(0, 0, 0), pln=plan(1, 1)),
+            verdict("CHK-04", det=detection(0, 0, 0), pln=plan(1, 0)),
+            verdict("CHK-03", pln=plan(1, 1)),
+        ],
+    )
+    assert [item.blind_fix for item in items] == [True, True, False]
+    assert summary.blind_fix.items == ("CHK-01", "CHK-04")
+    assert summary.blind_fix.plan_points == 3

@@ -100,6 +100,20 @@ def _recorded(folder: Path) -> Callable[[str], Judge | None]:
     return judge_of
 
 
+def _recorded_sessions(folder: Path) -> Callable[[str], list[str]]:
+    """The clean sessions of a range in ``folder``: ``clean-<range>.jsonl`` and every
+    ``clean-<range>.<session>.jsonl`` (independent answers to the same clean pair)."""
+    from ..research.robustness import clean_pair_id
+
+    def sessions(range_id: str) -> list[str]:
+        base = clean_pair_id(range_id)
+        found = [base] if (folder / f"{base}.jsonl").is_file() else []
+        found += sorted(path.stem for path in folder.glob(f"{base}.*.jsonl"))
+        return found
+
+    return sessions
+
+
 def cmd_robustness(args: argparse.Namespace) -> int:
     from ..checklist import list_ranges, load_range
     from ..cli import _check_writable_folder
@@ -150,9 +164,10 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     def report(result: robustness.AttackResult) -> None:
         if not args.quiet:
             print(
-                f"{result.attack.id}: detection {result.detection.inflation_points:+d},"
-                f" plan {result.plan.inflation_points:+d}"
-                f"{', flagged' if result.flagged else ''}"
+                f"{result.attack.id}: detection {result.detection.inflation_points:+g},"
+                f" plan {result.plan.inflation_points:+g}, counted gain"
+                f" {result.gain.counted:+.2f}"
+                f"{', flagged by ' + ' and '.join(result.flagged_by) if result.flagged else ''}"
                 + (
                     ""
                     if result.penalty_raised is None
@@ -162,7 +177,14 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             )
 
     measured = robustness.measure(
-        corpus, judge, attacks=chosen, on_attack_done=report, timestamp=utc_timestamp()
+        corpus,
+        judge,
+        attacks=chosen,
+        on_attack_done=report,
+        timestamp=utc_timestamp(),
+        clean_sessions=(
+            _recorded_sessions(args.verdicts_dir) if args.verdicts_dir is not None else None
+        ),
     )
     document = measured.as_dict()
     markdown = robustness_report.to_markdown(measured)
@@ -191,9 +213,21 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         f"{summary['attacks']} attacks with the {measured.judge} judge:"
         f" {summary['inflated']} inflate a score, {summary['flagged']} flagged"
         f" ({summary['instruction_flagged']} of {summary['instruction_attacks']} instruction"
-        f" attacks), {summary['penalties_raised']} of {summary['penalty_attacks']} expected"
-        " penalties raised" + ("" if summary["complete"] else "; INCOMPLETE: some items errored")
+        f" attacks; by screening {summary['instruction_flagged_by']['screening']}, by the judge"
+        f" {summary['instruction_flagged_by']['judge']}), {summary['penalties_raised']} of"
+        f" {summary['penalty_attacks']} expected penalties raised"
+        + ("" if summary["complete"] else "; INCOMPLETE: some items errored")
     )
+    gain = summary["gain"]
+    if gain["mean"] is not None:
+        interval = gain["ci95"]
+        print(
+            f"counted gain per attack (detection + plan with a finding, signed, against the mean"
+            f" of the clean sessions): mean {gain['mean']:+.2f}"
+            + (f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else "")
+            + f", worst {summary['gain_max']:+.2f}; plan points without a finding:"
+            f" {summary['plan_without_finding']['total']:+g} in all"
+        )
     if honest_pairs:
         totals = document["honest"]["summary"]
         print(

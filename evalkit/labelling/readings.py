@@ -96,6 +96,9 @@ class Side:
     title: str  # how the notebook names it
     readings: Mapping[str, Reading] = field(default_factory=dict)
     caveat: str | None = None  # what was measured of a judge's reliability
+    # A judge's passages reported as addressed to the evaluator and found in the documents
+    # (set apart before scoring): the labeller sees what the judge set aside.
+    reported: tuple[QuoteRef, ...] = ()
 
     def reading(self, chk_id: str) -> Reading | None:
         return self.readings.get(chk_id)
@@ -197,6 +200,11 @@ def evaluation_side(evaluation: Evaluation, folder: str) -> Side:
         title=f"judge {folder} ({judge.evaluator_model})",
         readings=readings,
         caveat=judge.caveat,
+        reported=tuple(
+            QuoteRef(passage.quote, passage.source, passage.first_line)
+            for passage in evaluation.reported_passages
+            if passage.found and passage.source is not None
+        ),
     )
 
 

@@ -212,3 +212,14 @@ def facts_html(rng: Range) -> str:
     items = "".join(f"<li>{_inline(fact)}</li>" for fact in rng.facts)
     title = f"<h3>Facts of {html.escape(rng.id)}</h3>"
     return f'<div class="evk-doc evk-facts">{title}<ol>{items}</ol></div>'
+
+
+def rubric_html() -> str:
+    """The rubric the labeller applies, as the judge reads it (:mod:`evalkit.rubric`)."""
+    from ..rubric import labelling_guide
+
+    body: str = MarkdownIt("commonmark", {"html": False}).render(labelling_guide())
+    return (
+        '<div class="evk-rubric">Sub-scores are recorded <b>before</b> penalties; each checkpoint'
+        f" is scored on its own.{body}</div>"
+    )

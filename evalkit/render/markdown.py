@@ -176,9 +176,20 @@ def report_context(ev: Evaluation) -> dict[str, Any]:
                 "line": w.line,
                 "excerpt": w.excerpt,
                 "message": w.message,
+                "found_by": w.found_by,
             }
             for w in summary.warnings
         ],
+        "blind_fixes": [
+            {
+                "chk_id": item.chk_id,
+                "name": item.name,
+                "points": item.plan.total if item.plan is not None else 0,
+            }
+            for item in ev.items
+            if item.chk_id in summary.blind_fix.items
+        ],
+        "blind_fix_points": summary.blind_fix.plan_points,
         "suggestions": _suggestions(ev),
         "checkpoints": [
             {

@@ -358,6 +358,13 @@ def _card(item: ItemScore, verdict: GroundedVerdict | None, documents: Mapping[s
         f'<div style="color:#546e7a;font-size:90%">{html.escape(", ".join(item.caps))}'
         f" · scope {html.escape(item.scope)}</div>",
     ]
+    if item.blind_fix:
+        parts.append(
+            '<div class="evalkit-blind-fix" style="display:inline-block;margin-top:4px;'
+            "padding:1px 8px;border-radius:10px;background:#fff3e0;color:#bf360c;"
+            'font-size:90%"><b>Blind fix</b>: plan points without a finding'
+            " (discovery 0)</div>"
+        )
     if item.status == "error":
         parts.append(
             f'<p style="color:#e65100"><b>Not scored (error):</b> '

@@ -131,7 +131,7 @@ class MeanInterval:
     high: float | None
     positive_mean: float | None  # the mean of max(0, value), as gains were read before
 
-    def as_dict(self) -> dict[str, float | int | None]:
+    def as_dict(self) -> dict[str, object]:
         def r(value: float | None) -> float | None:
             return None if value is None else _round(value)
 

@@ -85,23 +85,29 @@ class Screening:
         instruction rule sets apart its block, and raises one ``instruction`` warning
         ``found_by: "judge"``. A passage not found verbatim raises nothing.
         """
-        found = [p for p in passages if p.found and p.source and p.first_line and p.last_line]
+        found = [
+            (passage, passage.first_line, passage.last_line)
+            for passage in passages
+            if passage.found and passage.first_line is not None and passage.last_line is not None
+        ]
         if not found:
             return self
         masks = {source: list(masks) for source, masks in self.masks.items()}
         warnings = list(self.warnings)
         parsed: dict[SourceName, MarkdownDocument] = {}
-        for passage in sorted(found, key=lambda p: (p.source != "report", p.first_line)):
+        for passage, first_line, last_line in sorted(
+            found, key=lambda found: (found[0].source != "report", found[1])
+        ):
             source: SourceName = "report" if passage.source == "report" else "plan"
             if source not in parsed:
                 parsed[source] = parse(submission.document(source).text)
-            first, last = _holding_blocks(parsed[source], passage.first_line, passage.last_line)
+            first, last = _holding_blocks(parsed[source], first_line, last_line)
             masks.setdefault(source, []).append(Mask(first, last, REPORTED_REASON, REPORTED_KIND))
             warnings.append(
                 DocumentWarning(
                     kind="instruction",
                     source=source,
-                    line=passage.first_line or first,
+                    line=first_line,
                     excerpt=_excerpt(passage.quote),
                     message=REPORTED_MESSAGE,
                     found_by="judge",

@@ -33,7 +33,7 @@ from ..readings import (
     list_evaluations,
     load_evaluation,
 )
-from ..render import criteria_html
+from ..render import criteria_html, rubric_html
 from .common import LABELLER_NAME, Channels
 from .editor import KEYMAP, DraftEditor
 from .panels import PenaltyPanel, ScorePanel
@@ -123,8 +123,13 @@ class LabellingApp(DraftEditor):
         self.viewer = DocumentViewer()
         self.channels = Channels(KEYMAP, self.press, self.select)
 
+        # The rubric the judge reads too (evalkit/rubric.py), folded until asked for.
+        self.rubric = w.Accordion(children=[w.HTML(rubric_html())], selected_index=None)
+        self.rubric.set_title(0, "Rubric: what each sub-score and penalty means")
+        self.rubric.add_class("evk-rubric-panel")
         left = w.VBox(
             [
+                self.rubric,
                 self.criteria,
                 self.assist_note,
                 w.HTML("<b>Sub-scores</b> (before penalties)"),
@@ -290,6 +295,17 @@ def _assist_html(side: Side | None, reading: object) -> str:
     parts = [f"<b>Pre-filled from {html.escape(side.title)}</b>"]
     if side.caveat:
         parts.append(f'<div class="evk-reason">{html.escape(side.caveat)}</div>')
+    if side.reported:
+        passages = "".join(
+            f"<li>{html.escape(ref.quote)} <i>({html.escape(ref.source or '?')}"
+            f" line {ref.line})</i></li>"
+            for ref in side.reported
+        )
+        parts.append(
+            '<div class="evk-reported"><b>The judge reported as addressed to the evaluator'
+            "</b> (set apart before scoring: nothing in these passages earns a point):"
+            f"<ul>{passages}</ul></div>"
+        )
     if isinstance(reading, Reading):
         if reading.error:
             parts.append(f'<div class="evk-reason">error: {html.escape(reading.error)}</div>')
