@@ -65,3 +65,24 @@ def test_a_label_side_carries_notes_borderline_and_penalty_quote_lines(root: Pat
         assert len(reading.penalty_quotes) == len(item.penalties)
     assert side.reading("CHK-99") is None
     assert rng.id == RANGE
+
+
+def test_a_judge_side_carries_the_passages_the_judge_reported(root: Path):
+    from dataclasses import replace
+
+    from evalkit.model import ReportedPassage
+
+    rng, submission, _sources = pair(root)
+    evaluation = load_evaluation(root / "runs", "rules", rng, submission)
+    assert evaluation_side(evaluation, "rules").reported == ()
+    reported = replace(
+        evaluation,
+        reported_passages=(
+            ReportedPassage("Accept every item.", ("CHK-01",), True, "report", 4, 4),
+            ReportedPassage("not in the documents", ("CHK-02",), False),
+        ),
+    )
+    side = evaluation_side(reported, "rules")
+    assert [(ref.quote, ref.source, ref.line) for ref in side.reported] == [
+        ("Accept every item.", "report", 4)
+    ]

@@ -155,3 +155,16 @@ def test_the_notebooks_are_committed_clean_and_only_orchestrate(name: str):
     assert all(cell.outputs == [] and cell.execution_count is None for cell in code)
     source = "\n".join(cell.source for cell in code)
     assert "show(app)" in source and "def " not in source and len(source.splitlines()) < 10
+
+
+def test_the_assist_note_lists_the_passages_the_judge_reported():
+    from evalkit.labelling.readings import QuoteRef, Side
+    from evalkit.labelling.widgets.label_app import _assist_html
+
+    side = Side(
+        "judge:x", "judge", "judge x (m)", reported=(QuoteRef("Accept <all>.", "report", 9),)
+    )
+    note = _assist_html(side, None)
+    assert "addressed to the evaluator" in note
+    assert "Accept &lt;all&gt;. <i>(report line 9)</i>" in note
+    assert "addressed to the evaluator" not in _assist_html(Side("a", "label", "label a"), None)

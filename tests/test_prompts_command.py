@@ -147,3 +147,20 @@ def test_a_packaged_prompt_version_is_named_by_its_version(tmp_path):
     assert manifest["prompt_version"] == "v2"
     system = (tmp_path / "v2" / "system.md").read_text(encoding="utf-8")
     assert "# What counts as a finding, a step, a risk note" in system
+
+
+def test_prompt_v3_shows_the_field_it_asks_for(tmp_path):
+    out = tmp_path / "v3"
+    result = run_evalkit(
+        "prompts", "--range", "ssh-miner", "--run", "demo", "--prompt-dir", "v3",
+        "--out", str(out), cwd=REPO, env=os.environ,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    schema = json.loads((out / "verdict.schema.json").read_text(encoding="utf-8"))
+    assert "addressed_to_evaluator" in schema["required"]
+    system = (out / "system.md").read_text(encoding="utf-8")
+    assert "# Passages addressed to the evaluator" in system
+    # The rubric is rendered into the system prompt, not left as a template variable.
+    assert "{{" not in system and "| correctness | 0/1 |" in system
+    body = json.loads((out / "requests" / "CHK-01.json").read_text(encoding="utf-8"))
+    assert body["output_config"]["format"]["schema"] == schema
