@@ -32,7 +32,7 @@ from ..judges import Judge
 from ..model import DocumentWarning, Evaluation, Range, SourceName, Submission
 from ..pipeline import evaluate
 from ..runs import load_submission
-from ..screening import SCREEN_RULES
+from ..screening import WARNING_RULES
 
 __all__ = [
     "HonestPair",
@@ -47,7 +47,6 @@ __all__ = [
 
 SPLIT_FILE = "split.json"
 QUOTE_NOT_VERBATIM = "quote_not_verbatim"
-WARNING_RULES = tuple(row.name for row in SCREEN_RULES if row.warns)
 
 
 @dataclass(frozen=True)

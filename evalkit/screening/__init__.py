@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from ..markdown import Block, MarkdownDocument, parse
+from ..markdown import MarkdownDocument, parse
 from ..model import (
     DocumentWarning,
     JudgeKind,
@@ -34,11 +34,9 @@ from ..model import (
 )
 from ..text.scope import PENALTIES_READ as SCOPE_PENALTIES_READ
 from ..text.scope import not_examined_heading, scope_masks
-from .instructions import find_instructions
-from .language import find_other_language
-from .obfuscation import find_disguises
+from .detectors import ScreenContext
 from .policy import SCREEN_RULES, WARNING_RULES, ScreenRule, rule
-from .suspicion import TermIndex, TermsKey, fake_score_table, index_of, repeated_passages, terms_key
+from .suspicion import TermIndex, TermsKey, index_of, terms_key
 
 __all__ = [
     "PENALTIES_READ",
@@ -159,135 +157,50 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT_LIMIT else text[: EXCERPT_LIMIT - 1] + "…"
 
 
-class _Findings:
-    """Masks and warnings of one document, each through its policy row."""
-
-    def __init__(self, source: SourceName, md: MarkdownDocument) -> None:
-        self.source = source
-        self.lines = md.text.split("\n")
-        self.masks: list[Mask] = []
-        self.warnings: list[DocumentWarning] = []
-
-    def add(self, name: str, first: int, last: int, line: int, excerpt: str, why: str) -> None:
-        row = rule(name)
-        self.masks.append(Mask(first, last, f"it is in a passage flagged as {why}", name))
-        if row.warns:
-            kind: WarningKind = name  # type: ignore[assignment]  # WARNING_RULES are kinds
-            self.warnings.append(
-                DocumentWarning(
-                    kind=kind,
-                    source=self.source,
-                    line=line,
-                    excerpt=_excerpt(excerpt or self.lines[line - 1]),
-                    message=why,
-                )
-            )
+def _warning_kind(name: str) -> WarningKind:
+    kind: WarningKind = name  # type: ignore[assignment]  # a warning rule's name is a kind
+    return kind
 
 
 def screen_document(
     source: SourceName, md: MarkdownDocument, terms: TermIndex | None = None
 ) -> tuple[tuple[Mask, ...], tuple[DocumentWarning, ...]]:
-    """The masks (every rule's, and the keyword judge's scope) and warnings of one document."""
-    found = _Findings(source, md)
-    for instruction in find_instructions(md):
-        found.add(
-            "instruction",
-            instruction.first_line,
-            instruction.last_line,
-            instruction.line,
-            "",
-            f"a suspected instruction to the evaluator ({instruction.what})",
-        )
-    for disguise in find_disguises(md):
-        found.add(
-            "obfuscation",
-            disguise.line,
-            disguise.line,
-            disguise.line,
-            "",
-            f"a disguised word ({disguise.what}: {disguise.word!r})",
-        )
-    for passage in find_other_language(md):
-        found.add(
-            "other_language",
-            passage.first_line,
-            passage.last_line,
-            passage.line,
-            "",
-            f"a passage in another language ({passage.what}): the screening reads English only",
-        )
-    if terms is not None:
-        _suspicions(md, terms, found)
-    masks = sorted(
-        (*found.masks, *scope_masks(md)), key=lambda mask: (mask.first_line, mask.last_line)
-    )
-    warnings = sorted(found.warnings, key=lambda warning: warning.line)
-    return tuple(masks), tuple(warnings)
+    """The masks (every rule's, and the keyword judge's scope) and warnings of one document.
 
-
-def _suspicions(md: MarkdownDocument, terms: TermIndex, found: _Findings) -> None:
-    table: list[Block] = []
-    prose: list[tuple[int, str]] = []
-    for block in (*md.blocks, None):
-        if block is not None and block.kind == "table_row":
-            if table and block.index != table[-1].index + 1:
-                _table(table, found)
-                table = []
-            table.append(block)
-        elif table:
-            _table(table, found)
-            table = []
-        if block is None or block.kind == "heading":
+    Runs the detector of every row of :data:`SCREEN_RULES`, in the table's order (a later
+    rule may read what an earlier one found); rules on the checklist's terms run only when
+    ``terms`` is given.
+    """
+    context = ScreenContext(source=source, md=md, terms=terms)
+    lines = md.text.split("\n")
+    masks: list[Mask] = []
+    warnings: list[DocumentWarning] = []
+    for row in SCREEN_RULES:
+        if row.detector is None:
             continue
-        code = block.kind == "code"
-        for line in block.lines:
-            if block.kind not in ("table_row", "code"):
-                prose.append((line.number, line.text))
-            if terms.dumped(line.text, code=code):
-                found.add(
-                    "keyword_stuffing",
-                    line.number,
-                    line.number,
-                    line.number,
-                    line.text,
-                    "keyword stuffing (checklist terms with no sentence around them)",
+        findings = list(row.detector(context))
+        context.found[row.name] = findings
+        for found in findings:
+            masks.append(
+                Mask(
+                    found.first_line,
+                    found.last_line,
+                    f"it is in a passage flagged as {found.why}",
+                    row.name,
                 )
-            elif not code and (
-                terms.restates(line.text)
-                # In a plan, an item's name over its commands is a step, not a claim.
-                or (found.source == "report" and terms.echoes(line.text))
-            ):
-                found.add(
-                    "restated_criteria",
-                    line.number,
-                    line.number,
-                    line.number,
-                    line.text,
-                    "a checkpoint said back (its name and terms with nothing else, or its"
-                    " criterion nearly whole)",
+            )
+            if row.warns:
+                warnings.append(
+                    DocumentWarning(
+                        kind=_warning_kind(row.name),
+                        source=source,
+                        line=found.line,
+                        excerpt=_excerpt(found.excerpt or lines[found.line - 1]),
+                        message=found.why,
+                    )
                 )
-    texts = dict(prose)
-    for number in repeated_passages(prose, terms):
-        found.add(
-            "repeated_passage",
-            number,
-            number,
-            number,
-            texts[number],
-            "a repeated passage (one term-laden sentence written three or more times)",
-        )
-
-
-def _table(rows: list[Block], found: _Findings) -> None:
-    if fake_score_table(rows):
-        found.add(
-            "fake_scores",
-            rows[0].start,
-            rows[-1].end,
-            rows[0].start,
-            rows[0].text,
-            "a fake scores table (a table of scores or rubric sub-scores)",
-        )
+    ordered = sorted((*masks, *scope_masks(md)), key=lambda mask: (mask.first_line, mask.last_line))
+    return tuple(ordered), tuple(sorted(warnings, key=lambda warning: warning.line))
 
 
 @lru_cache(maxsize=4)

@@ -15,8 +15,12 @@ Two kinds of rule, kept apart:
   ``evalkit robustness --honest`` measures it).
 
 Every row names what the rule matches, the judge kinds it withholds points from,
-whether it reports a warning (``summary.warnings``), and whether penalties still
-read the lines it sets apart. docs/screening.md is pinned to this table by a test.
+whether it reports a warning (``summary.warnings``), whether penalties still read
+the lines it sets apart, and its detector (:mod:`evalkit.screening.detectors`):
+:func:`evalkit.screening.screen_document` runs the rows in this order, so a new
+rule is one row here and one detector. The warning kinds, the masks grounding
+reads, the ``scores.json`` schema's enum and docs/screening.md all derive from (or
+are pinned by tests to) this table.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..model import JUDGE_KINDS, JudgeKind
+from . import detectors
+from .detectors import Detector
 
 __all__ = ["SCREEN_RULES", "WARNING_RULES", "Category", "ScreenRule", "rule"]
 
@@ -41,6 +47,8 @@ class ScreenRule:
     matches: str  # in plain words, as docs/screening.md shows it
     withholds_from: frozenset[JudgeKind]  # judge kinds that earn nothing from its lines
     warns: bool  # reported in summary.warnings
+    # What finds its lines; None where the Markdown reader applies the rule itself.
+    detector: Detector | None = None
     penalties_read: bool = False  # a penalty may still quote its lines
 
     def withholds(self, kind: JudgeKind) -> bool:
@@ -72,6 +80,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         " forged start",
         _ALL,
         warns=True,
+        detector=detectors.instructions,
     ),
     ScreenRule(
         "obfuscation",
@@ -81,6 +90,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         " Greek look-alikes; the line holding it",
         _ALL,
         warns=True,
+        detector=detectors.disguised_words,
         penalties_read=True,  # a disguised fabricated CVE is still a fabrication
     ),
     ScreenRule(
@@ -92,6 +102,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         " English only, so a person or an LLM judge should read it",
         _NONE,
         warns=True,
+        detector=detectors.other_language,
     ),
     ScreenRule(
         "keyword_stuffing",
@@ -103,6 +114,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         " or, anywhere, terms making up 70 % of a line beside the checklist's own CHK ids",
         _KEYWORD,
         warns=True,
+        detector=detectors.stuffed_lines,
     ),
     ScreenRule(
         "fake_scores",
@@ -113,6 +125,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         " x/2, full marks) against CHK ids",
         _KEYWORD,
         warns=True,
+        detector=detectors.fake_score_tables,
     ),
     ScreenRule(
         "restated_criteria",
@@ -122,6 +135,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         " criterion nearly whole (three quarters of its words, and at least ten, in a row)",
         _KEYWORD,
         warns=True,
+        detector=detectors.restated_criteria,
     ),
     ScreenRule(
         "repeated_passage",
@@ -130,6 +144,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
         " written three or more times in one document (code excluded)",
         _KEYWORD,
         warns=True,
+        detector=detectors.repeated_sentences,
     ),
 )
 
