@@ -17,6 +17,7 @@ __all__ = [
     "CANONICAL_FIELDS",
     "DID_YOU_MEAN_CUTOFF",
     "FIELD_ALIASES",
+    "INFORMATIONAL_FIELDS",
     "SCOPES",
     "normalize_name",
     "unknown_field_warnings",
@@ -41,6 +42,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "remediation": ("remediation",),
 }
 CANONICAL_FIELDS = {alias: key for key, aliases in FIELD_ALIASES.items() for alias in aliases}
+# Documented fields that inform and do not score: kept as written (shown to a judge as a
+# hint, like any field it does not read) and never warned about.
+INFORMATIONAL_FIELDS: tuple[str, ...] = ("severity",)
 SCOPES: dict[str, Scope] = {
     "both": "both",
     "detection-only": "detection-only",
@@ -75,7 +79,7 @@ def unknown_field_warnings(fields: Iterable[Field]) -> list[tuple[str, int]]:
     seen: set[str] = set()
     for fld in fields:
         name = normalize_name(fld.name)
-        if name in seen:
+        if name in seen or name in INFORMATIONAL_FIELDS:
             continue
         seen.add(name)
         close = difflib.get_close_matches(name, _FIELD_SPELLINGS, n=1, cutoff=DID_YOU_MEAN_CUTOFF)

@@ -253,7 +253,8 @@ def test_unknown_fields_are_kept_in_extra_with_their_name_as_written():
 def test_a_misspelt_field_is_a_warning_naming_it_its_line_and_the_field_meant():
     rng = _parse(
         "## Checkpoints\n### CHK-01 Miner\n- Detection: d\n- Plan: p\n"
-        "- Indicaters: `kworkerd`\n- Remediaton: `kill`\n- Severity: high\n"
+        # Owner is no field evalkit knows (Severity is documented, see the next test).
+        "- Indicaters: `kworkerd`\n- Remediaton: `kill`\n- Owner: ops\n"
     )
     chk = rng.checkpoints[0]
     assert chk.indicators == () and chk.extra["Indicaters"] == "`kworkerd`"
@@ -262,7 +263,7 @@ def test_a_misspelt_field_is_a_warning_naming_it_its_line_and_the_field_meant():
         " and not used for scoring; did you mean 'Indicators'?",
         "ranges/ssh-miner/checklist.md:11: CHK-01: unknown field 'Remediaton', kept as written"
         " and not used for scoring; did you mean 'Remediation'?",
-        "ranges/ssh-miner/checklist.md:12: CHK-01: unknown field 'Severity', kept as written"
+        "ranges/ssh-miner/checklist.md:12: CHK-01: unknown field 'Owner', kept as written"
         " and not used for scoring",
     )
 
@@ -807,3 +808,11 @@ def test_load_checklist_hashes_the_file_as_stored(tmp_path):
     rng = load_checklist(path, expected_range="crlf")
     assert rng.sha256 == hashlib.sha256(raw).hexdigest()
     assert [c.id for c in rng.checkpoints] == ["CHK-01"]
+
+
+def test_the_documented_severity_field_is_kept_and_not_warned_about(tmp_path):
+    from evalkit.checklist import load_checklist
+
+    rng = load_checklist(Path(__file__).resolve().parent.parent / "ranges/ssh-miner/checklist.md")
+    assert rng.checkpoint("CHK-01").extra == {"Severity": "high"}
+    assert not [w for w in rng.warnings if "Severity" in w]
