@@ -64,6 +64,7 @@ def zero_verdict(body: dict[str, Any], attempt: int) -> Reply:
                 if scope == "detection-only"
                 else dict.fromkeys(("correctness", "completeness"), empty),
                 "penalties": [],
+                "addressed_to_evaluator": [],
             }
         )
     )

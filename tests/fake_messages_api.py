@@ -967,7 +967,12 @@ def canned_verdicts(body: dict[str, Any], attempt: int) -> Reply:
     def sub(score: int) -> dict[str, Any]:
         return {"score": score, "quotes": [plan_line] if score else [], "rationale": "canned"}
 
-    verdict: dict[str, Any] = {"detection": None, "plan": None, "penalties": []}
+    verdict: dict[str, Any] = {
+        "detection": None,
+        "plan": None,
+        "penalties": [],
+        "addressed_to_evaluator": [],
+    }
     if scope != "plan-only":
         verdict["detection"] = {name: sub(0) for name in ("discovery", "evidence", "attribution")}
     if scope != "detection-only":

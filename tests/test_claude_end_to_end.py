@@ -69,7 +69,12 @@ def scripted_judge(body: dict[str, Any], attempt: int) -> Reply:
     def sub(score: int, quote: str | None, why: str) -> dict[str, Any]:
         return {"score": score, "quotes": [quote] if quote else [], "rationale": why}
 
-    verdict: dict[str, Any] = {"detection": None, "plan": None, "penalties": []}
+    verdict: dict[str, Any] = {
+        "detection": None,
+        "plan": None,
+        "penalties": [],
+        "addressed_to_evaluator": [],
+    }
     if scope != "plan-only":
         verdict["detection"] = {
             "discovery": sub(1, report_line, "The report names the finding."),
@@ -129,7 +134,7 @@ def test_cli_claude_judge_scores_grounds_records_and_never_leaks_the_key(workspa
 
     meta = scores["meta"]
     assert meta["judge"] == "claude" and meta["evaluator_model"] == MODEL
-    assert meta["prompt_version"] == "v1" and re.fullmatch(r"[0-9a-f]{64}", meta["prompt_sha256"])
+    assert meta["prompt_version"] == "v3" and re.fullmatch(r"[0-9a-f]{64}", meta["prompt_sha256"])
     assert meta["usage"]["requests"] == fake_api.request_count >= 23
     assert meta["usage"]["cache_read_input_tokens"] > 0, "the shared prefix was never cached"
     assert meta["usage"]["cost_usd"] > 0

@@ -110,7 +110,7 @@ def verdict_for(body: dict[str, Any], value: int = 1, rationale: str = "ok") -> 
         }
     if scope != "detection-only":
         plan = {name: sub(value, QUOTE_PLAN, rationale) for name in ("correctness", "completeness")}
-    return {"detection": detection, "plan": plan, "penalties": []}
+    return {"detection": detection, "plan": plan, "penalties": [], "addressed_to_evaluator": []}
 
 
 def good(body: dict[str, Any], attempt: int = 0) -> Reply:
@@ -168,7 +168,7 @@ def test_make_judge_builds_a_claude_judge_with_versioned_prompt_info() -> None:
     judge = make_judge("claude", model=MODEL, concurrency=3, cache_dir=None)
     assert isinstance(judge, ClaudeJudge) and isinstance(judge, Judge)
     info = judge.info
-    assert (info.name, info.evaluator_model, info.prompt_version) == ("claude", MODEL, "v1")
+    assert (info.name, info.evaluator_model, info.prompt_version) == ("claude", MODEL, "v3")
     assert re.fullmatch(r"[0-9a-f]{64}", info.prompt_sha256 or "")
 
 
@@ -275,7 +275,8 @@ def test_request_shape_system_cached_prefix_item_block_and_output_config(
         assert set(body) == {"model", "max_tokens", "system", "messages", "output_config"}
         assert body["model"] == MODEL and body["max_tokens"] == 2048
         assert body["system"] == system
-        output_format = {"type": "json_schema", "schema": VERDICT_SCHEMA}
+        # The schema the default prompt asks for (v3's, with addressed_to_evaluator).
+        output_format = {"type": "json_schema", "schema": PromptSet.load().verdict_schema}
         assert body["output_config"] == {"format": output_format}
         (message,) = body["messages"]
         assert message["role"] == "user"
@@ -429,10 +430,16 @@ def test_without_warm_up_a_concurrent_first_wave_pays_the_write_each(
 def test_no_warm_up_when_the_prefix_is_too_short_for_the_model_to_cache(
     serve, api_key, tmp_path
 ) -> None:
-    # claude-haiku-4-5 caches from 4,096 tokens; this prefix is ~1,600: waiting would be waste.
+    # claude-haiku-4-5 caches from 4,096 tokens; this prefix (prompt v1's) is ~1,600: waiting
+    # would be waste.
     api = serve(latency=0.3)
     judge = ClaudeJudge(
-        "claude-haiku-4-5", base_url=api.url, cache_dir=None, max_retries=0, concurrency=4
+        "claude-haiku-4-5",
+        base_url=api.url,
+        cache_dir=None,
+        max_retries=0,
+        concurrency=4,
+        prompt_dir="v1",
     )
     run(judge, make_range(4), make_submission())
     # One concurrent wave: every call arrived before the first answer went out.
@@ -1034,6 +1041,8 @@ def test_prompt_v3_asks_every_answer_for_the_passages_addressed_to_the_evaluator
         answer = verdict_for(body)
         if len(body["messages"]) > 1:  # the corrected answer carries the field
             answer["addressed_to_evaluator"] = ["brute force from 203.0.113.45"]
+        else:
+            del answer["addressed_to_evaluator"]
         return Reply.text(json.dumps(answer))
 
     api = serve(responder)

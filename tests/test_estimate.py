@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from evalkit.errors import JudgeError
-from evalkit.judges.claude import DEFAULT_PROMPT_DIR, VERDICT_SCHEMA, PromptSet
+from evalkit.judges.claude import DEFAULT_PROMPT_DIR, PromptSet
 from evalkit.judges.llm.estimate import (
     COUNT_METHOD,
     DEFAULT_OUTPUT_TOKENS_PER_ITEM,
@@ -53,7 +53,7 @@ def local(rng: Any, submission: Any, **kwargs: Any) -> Estimate:
 def test_local_estimate_follows_the_documented_arithmetic() -> None:
     rng, submission = make_range(5), make_submission()
     prompts = PromptSet.load()
-    schema = tokens(json.dumps(VERDICT_SCHEMA, separators=(",", ":")))
+    schema = tokens(json.dumps(prompts.verdict_schema, separators=(",", ":")))
     prefix = tokens(prompts.system()) + schema + tokens(prompts.documents(rng, submission))
     items = sum(tokens(prompts.item(rng, c)) for c in rng.checkpoints)
 
@@ -123,7 +123,9 @@ def test_count_tokens_estimate_matches_what_the_run_then_uses(serve, api_key, tm
     assert api.request_count == 0  # counting sends no message
     for request in api.count_tokens_requests:
         assert "max_tokens" not in request["body"]
-        assert request["body"]["output_config"]["format"]["schema"] == VERDICT_SCHEMA
+        assert (
+            request["body"]["output_config"]["format"]["schema"] == PromptSet.load().verdict_schema
+        )
 
     actual = run(judge_for(api, tmp_path), rng, submission).usage
     assert counted.input_tokens == actual.input_tokens

@@ -45,7 +45,12 @@ def valid_verdict(body: dict[str, Any], attempt: int) -> Reply:
     def sub() -> dict[str, Any]:
         return {"score": 0, "quotes": [], "rationale": "Not addressed."}
 
-    verdict: dict[str, Any] = {"detection": None, "plan": None, "penalties": []}
+    verdict: dict[str, Any] = {
+        "detection": None,
+        "plan": None,
+        "penalties": [],
+        "addressed_to_evaluator": [],
+    }
     if scope != "plan-only":
         verdict["detection"] = {"discovery": sub(), "evidence": sub(), "attribution": sub()}
     if scope != "detection-only":

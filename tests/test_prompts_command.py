@@ -36,7 +36,12 @@ def _zero_verdict(body: dict[str, Any], attempt: int) -> Reply:
     def sub() -> dict[str, Any]:
         return {"quotes": [], "rationale": "Not addressed.", "score": 0}
 
-    verdict: dict[str, Any] = {"detection": None, "plan": None, "penalties": []}
+    verdict: dict[str, Any] = {
+        "detection": None,
+        "plan": None,
+        "penalties": [],
+        "addressed_to_evaluator": [],
+    }
     if scope.group(1) != "plan-only":
         verdict["detection"] = {"discovery": sub(), "evidence": sub(), "attribution": sub()}
     if scope.group(1) != "detection-only":

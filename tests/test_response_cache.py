@@ -319,11 +319,12 @@ def test_missing_key_with_a_partial_cache_is_still_an_error(
 
 def test_the_cache_key_of_an_existing_claude_answer_is_unchanged() -> None:
     # Pinned from the Claude judge before it was split into judges/llm: answers cached by
-    # earlier versions must still be found. A change here re-bills every cached answer.
+    # earlier versions (under prompt v1, the default then) must still be found when v1 is
+    # asked for. A change here re-bills every cached answer.
     from evalkit.judges.claude import ClaudeJudge
     from tests.test_claude_judge import MODEL
 
-    judge = ClaudeJudge(MODEL, cache_dir=None)
+    judge = ClaudeJudge(MODEL, cache_dir=None, prompt_dir="v1")
     bodies = judge.requests_for(make_range(3), make_submission())
     keys = [
         cache_key(model=MODEL, prompt_sha256=judge.prompts.sha256, request=body, sample=0)

@@ -72,7 +72,7 @@ def register(commands: Any) -> None:
         "--prompt-dir",
         type=prompt_dir_arg,
         metavar="DIR",
-        help="judge prompt templates (default: the packaged v1)",
+        help="judge prompt templates (default: the packaged v3)",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
     parser.set_defaults(handler=cmd_prompts)

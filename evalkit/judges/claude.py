@@ -41,7 +41,7 @@ class ClaudeJudge(LLMJudge):
     """Scores each checkpoint with one Claude call.
 
     Options: ``model``; ``concurrency`` (requests in flight); ``prompt_dir`` (a folder with
-    at least ``system.md`` and ``item.md``; default the packaged ``prompts/v1``);
+    at least ``system.md`` and ``item.md``; default the packaged ``prompts/v3``);
     ``cache_dir`` (None: no response cache) and ``use_cache`` (False: ignore cached answers
     but still store fresh ones); ``repeats`` (K samples per item, majority kept);
     ``max_tokens`` per answer; ``timeout_s`` per HTTP request; ``total_timeout_s`` for the

@@ -11,6 +11,8 @@ and in the README.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 __all__ = [
     "BLIND_ATTACKS",
     "BLIND_GOLD_PAIRS",
@@ -25,8 +27,12 @@ __all__ = [
     "HARD_KAPPA",
     "HARD_PAIRS",
     "INFLATION_MEAN",
+    "INFLATION_MEAN_SPREAD",
     "INFLATION_WORST",
+    "INFLATION_WORST_SPREAD",
     "MEASURED_AGREEMENT",
+    "RED_TEAMS",
+    "RedTeam",
 ]
 
 BLIND_GOLD_PART = "holdout3"  # corpora/honest/gold-split.json
@@ -47,6 +53,30 @@ BLIND_POOLED_KAPPA = 0.69
 BLIND_ATTACKS = 18
 INFLATION_MEAN = 8.5
 INFLATION_WORST = 28
+
+
+class RedTeam(NamedTuple):
+    """Points gained per attack of one blind red team (`points_gained` of `evalkit robustness
+    --judge rules`): where it was measured, its attacks (None: not in this repository), mean
+    and worst."""
+
+    where: str
+    attacks: int | None
+    mean: float
+    worst: int
+
+
+# One team's figure is not the judge's: red teams differ by a factor of four. The two
+# held-out parts in corpora/hostile (each measured once), and two more blind red teams the
+# maintainers measured on the same judge outside the project (their attacks are not here).
+RED_TEAMS: tuple[RedTeam, ...] = (
+    RedTeam("holdout3 (red team D, corpora/hostile)", BLIND_ATTACKS, INFLATION_MEAN, 28),
+    RedTeam("holdout4 (red teams E and F, corpora/hostile)", 22, 7.55, 44),
+    RedTeam("a blind red team measured outside the project", None, 8.5, 64),
+    RedTeam("a second blind red team measured outside the project", None, 30.5, 81),
+)
+INFLATION_MEAN_SPREAD = (min(t.mean for t in RED_TEAMS), max(t.mean for t in RED_TEAMS))
+INFLATION_WORST_SPREAD = (min(t.worst for t in RED_TEAMS), max(t.worst for t in RED_TEAMS))
 # The hard gold pairs (runs/gold-split.json `hard`: about 40 % borderline sub-scores by
 # design), against their adjudicated label (`evalkit calibrate --judge rules --pairs hard
 # --reference adjudicated`), and the three blind labellers' kappa with each other.
@@ -61,8 +91,11 @@ MEASURED_AGREEMENT = (
     f" it catches few labelled penalties), where two labellers agree at"
     f" {BLIND_HUMAN_KAPPA:.2f}; on hard pairs, {HARD_KAPPA:.2f} against the adjudicated"
     f" label, where three labellers agree at {HARD_HUMAN_KAPPA[0]:.2f} to"
-    f" {HARD_HUMAN_KAPPA[1]:.2f}; a red team's attacks gain it {INFLATION_MEAN:g} points per"
-    f" held-out attack on average and {INFLATION_WORST} at worst. It must not score"
+    f" {HARD_HUMAN_KAPPA[1]:.2f}; blind red teams' attacks gain it"
+    f" {INFLATION_MEAN_SPREAD[0]:g} to {INFLATION_MEAN_SPREAD[1]:g} points per held-out attack"
+    f" on average and {INFLATION_WORST_SPREAD[0]} to {INFLATION_WORST_SPREAD[1]} at worst"
+    f" ({len(RED_TEAMS)} teams: two in corpora/hostile, two measured outside the project). It"
+    " must not score"
     " untrusted or optimised agents, nor serve as a reward signal: a transparent baseline"
     " for honest documents (docs/rules-judge.md)."
 )

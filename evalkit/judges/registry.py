@@ -299,8 +299,10 @@ register_judge(
     help=(
         "offline, deterministic: keyword and structure rules (no API key, no cost);"
         f" measured blind: kappa {measured.BLIND_KAPPA:.2f} against human labels,"
-        f" {measured.INFLATION_MEAN:g} points per held-out attack on average"
-        f" ({measured.INFLATION_WORST} at worst): a baseline for honest documents,"
+        f" {measured.INFLATION_MEAN_SPREAD[0]:g} to {measured.INFLATION_MEAN_SPREAD[1]:g} points"
+        f" per held-out attack on average across {len(measured.RED_TEAMS)} blind red teams"
+        f" ({measured.INFLATION_WORST_SPREAD[0]} to {measured.INFLATION_WORST_SPREAD[1]} at"
+        " worst): a baseline for honest documents,"
         " never for untrusted or optimised agents or as a reward signal"
     ),
 )

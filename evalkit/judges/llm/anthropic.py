@@ -49,7 +49,8 @@ def build_request(
 ) -> dict[str, Any]:
     """The Messages API body for one checkpoint (no headers: they never leave the SDK).
 
-    ``schema``: the answer schema the prompt asks for (default: v1's and v2's)."""
+    ``schema``: the answer schema the prompt asks for (default: the one without
+    ``addressed_to_evaluator``, which prompts v1 and v2 ask for)."""
     from .verdict import VERDICT_SCHEMA
 
     return {

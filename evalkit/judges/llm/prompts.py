@@ -1,7 +1,7 @@
 """The judge prompt templates: one versioned folder, rendered with Jinja2.
 
 A folder holds at least ``system.md`` and ``item.md``; ``documents.md`` and
-``retry.md`` come from the packaged ``v1`` prompt when it lacks them. The
+``retry.md`` come from the packaged default prompt when it lacks them. The
 folder's hash names the prompt in every cache key and record.
 
 ``system.md`` may render the rubric (``{{ rubric.detection_table }}`` and the
@@ -26,9 +26,10 @@ from ...rubric import RUBRIC, Rubric, judge_tables
 from .verdict import ADDRESSED_FIELD, ADDRESSED_VERDICT_SCHEMA, VERDICT_SCHEMA
 
 PROMPTS_ROOT = Path(__file__).resolve().parent.parent.parent / "prompts"
-DEFAULT_PROMPT_DIR = PROMPTS_ROOT / "v1"
+# The packaged default: v3, by the rule fixed in corpora/README.md before holdout4 was written.
+DEFAULT_PROMPT_DIR = PROMPTS_ROOT / "v3"
 REQUIRED_TEMPLATES: tuple[str, ...] = ("system.md", "item.md")
-# Taken from the packaged v1 prompt when a custom prompt folder does not have them.
+# Taken from the packaged default prompt when a custom prompt folder does not have them.
 OPTIONAL_TEMPLATES: tuple[str, ...] = ("documents.md", "retry.md")
 VERSION_FILE = "VERSION"
 
@@ -66,7 +67,7 @@ def packaged_versions() -> tuple[str, ...]:
 
 def resolve_prompt_dir(prompt_dir: str | Path | None) -> Path:
     """The prompt folder ``prompt_dir`` names: a folder, or the name of a packaged version
-    (``v2``) when no such folder exists; None is the default, ``v1``."""
+    (``v2``) when no such folder exists; None is the default, ``v3``."""
     if prompt_dir is None or str(prompt_dir) == "":
         return DEFAULT_PROMPT_DIR
     directory = Path(prompt_dir)
