@@ -478,6 +478,47 @@ class Usage:
         )
 
 
+# --------------------------------------------------------------------------- repeats
+
+
+@dataclass(frozen=True)
+class SubScoreStability:
+    chk_id: str
+    dimension: str  # "detection" or "plan"
+    subscore: str
+    values: tuple[int, ...]
+    kept: int
+    agreement: float
+    flip: float
+
+    @property
+    def unstable(self) -> bool:
+        return self.flip > 0
+
+
+@dataclass(frozen=True)
+class ItemStability:
+    chk_id: str
+    samples: int  # scored samples the majority was taken over
+    subscores: tuple[SubScoreStability, ...]
+
+    @property
+    def unstable(self) -> bool:
+        return any(sub.unstable for sub in self.subscores)
+
+
+@dataclass(frozen=True)
+class Stability:
+    """Agreement and flip rates of every item's K samples (``repeats`` = K > 1)."""
+
+    repeats: int
+    items: tuple[ItemStability, ...]
+
+    @property
+    def unstable(self) -> tuple[str, ...]:
+        return tuple(item.chk_id for item in self.items if item.unstable)
+
+
 @dataclass(frozen=True)
 class JudgeInfo:
     """Which judge produced the verdicts, precisely enough to reproduce them."""
@@ -509,9 +550,9 @@ class Evaluation:
     usage_by_item: Mapping[str, Usage] = field(default_factory=dict)
     # The judge's raw calls (request, response, usage), kept for audit as judgments.jsonl.
     records: tuple[Mapping[str, Any], ...] = ()
-    # Agreement of the judge's K samples per item (evalkit.research.stability.Stability);
-    # None for a single sample (repeats = 1) and for judges that do not sample.
-    stability: Any = None
+    # Agreement of the judge's K samples per item (evalkit.stability.stability_of); None for
+    # a single sample (repeats = 1) and for judges that do not sample.
+    stability: Stability | None = None
     # What the judge reported as addressed to the evaluator, grounded, one per quote.
     reported_passages: tuple[ReportedPassage, ...] = ()
 

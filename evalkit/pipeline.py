@@ -20,9 +20,9 @@ from .errors import RunError
 from .grounding import Sources, ground_reported, ground_verdict
 from .judges import Judge, JudgeResult
 from .model import Evaluation, Range, Submission
-from .research.stability import stability_of
 from .scoring import score_all
 from .screening import screen
+from .stability import stability_of
 
 T = TypeVar("T")
 

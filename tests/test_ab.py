@@ -138,8 +138,11 @@ def test_a_one_class_judge_moves_accuracy_not_kappa_and_mcnemar_says_so():
     completeness = next(t for t in result.targets if t.target == "completeness")
     assert completeness.kappa.a == 0.0 and completeness.kappa.b == 0.0
     assert completeness.moved is None and completeness.more_often == "v1"
-    assert completeness.verdict.startswith("completeness: Δκ within noise (Δκ +0.00 [0.00, 0.00])")
-    assert "v1 is right on 20 more item(s)" in completeness.verdict  # 40 zeros, 20 ones
-    assert result.headline().startswith(
-        "v1 is right more often on completeness (McNemar p 0.013) though Δκ stays within noise"
+    # One conclusion per line: who is right more often; no "within noise ..., but".
+    assert completeness.verdict.startswith(
+        "v1 is right more often on completeness: on 20 more item(s)"  # 40 zeros, 20 ones
     )
+    assert "within noise" not in completeness.verdict and ", but " not in completeness.verdict
+    assert "kappa does not separate them here (Δκ +0.00 [0.00, 0.00])" in completeness.verdict
+    assert result.headline().startswith("v1 is right more often on completeness (McNemar p 0.013)")
+    assert "within noise" not in result.headline().split(";")[0]

@@ -11,8 +11,8 @@ from evalkit.model import SubScoreVerdict, Verdict
 from evalkit.research import calibration
 from evalkit.research.calibration import ALL_AFTER_PENALTIES, ALL_SUBSCORES, calibrate
 from evalkit.research.resample import UNIT_CHECKPOINTS
-from evalkit.research.stability import stability_of
 from evalkit.scoring import score_all
+from evalkit.stability import stability_of
 from tests.labelled import (
     PAIRS,
     cases,

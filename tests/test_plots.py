@@ -18,7 +18,7 @@ from evalkit.render import (
     save_figure,
 )
 from evalkit.render.plots import HEATMAP_COLUMNS, STRONG_PCT
-from evalkit.research.stability import stability_of
+from evalkit.stability import stability_of
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

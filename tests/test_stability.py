@@ -10,7 +10,7 @@ import pytest
 
 from evalkit.judges.llm.repeats import combine_samples
 from evalkit.model import PenaltyFlag, SubScoreVerdict, Verdict
-from evalkit.research.stability import (
+from evalkit.stability import (
     agreement_rate,
     flag_kept,
     flip_rate,

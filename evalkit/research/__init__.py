@@ -14,7 +14,7 @@
   band) and :mod:`~evalkit.research.calibration_report` (its outputs).
 * :mod:`evalkit.research.compare`: evaluation folders side by side
   (``evalkit compare``).
-* :mod:`evalkit.research.stability`: how often a judge's repeated verdicts agree
+* (:mod:`evalkit.stability`, in the core: how often a judge's repeated verdicts agree)
   (``--repeats K``).
 * :mod:`evalkit.research.robustness`: inflation of a judge's scores under the
   adversarial corpus (``evalkit robustness``).

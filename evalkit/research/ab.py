@@ -299,7 +299,7 @@ class AbTest:
             f"{fmt_interval(t.kappa.delta_interval)}"
             if t.moved
             else f"{t.more_often} is right more often on {t.target} "
-            f"(McNemar p {fmt_p(t.mcnemar.p_value)}) though Δκ stays within noise"
+            f"(McNemar p {fmt_p(t.mcnemar.p_value)})"
             for t in moved
         ]
         rest = "no other target moved beyond noise" if len(moved) < len(self.targets) else ""
@@ -352,9 +352,11 @@ def _verdict(target: str, a: str, b: str, kappa: PairedDelta, test: McNemar) -> 
     more = _right_more_often(a, b, test)
     if more is not None:
         count = abs(test.b_only - test.a_only)
+        # One conclusion: the judge right more often, by the paired test on the items;
+        # kappa, which could not separate them here, is given as what it measured.
         return (
-            f"{target}: Δκ within noise ({delta}), but {more} is right on {count} more "
-            f"item(s) ({p})"
+            f"{more} is right more often on {target}: on {count} more item(s) ({p});"
+            f" kappa does not separate them here ({delta})"
         )
     return f"{target}: no difference beyond noise, {delta} ({p})"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ...model import PenaltyFlag, SubScoreVerdict, Verdict
-from ...research.stability import flag_kept, majority
+from ...stability import flag_kept, majority
 
 
 def combine_samples(samples: Sequence[Verdict]) -> Verdict:

@@ -1,5 +1,9 @@
 """How stable a judge is across K independent samples of one verdict (pure statistics).
 
+Part of the core: the LLM judge's repeats keep the majority with :func:`majority` and
+:func:`flag_kept`, and the pipeline records :func:`stability_of` in the Evaluation
+(its dataclasses, :class:`~evalkit.model.Stability` and its parts, are in the model).
+
 For one sub-score of one item, K samples give K values (0/1). The kept value is
 the majority, ties going to 0 (the strict reading). The **agreement rate** is the
 share of samples equal to the kept value; the **flip rate** is the share of the
@@ -11,9 +15,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from ..model import Verdict
+from .model import ItemStability, Stability, SubScoreStability, Verdict
 
 
 def majority(values: Sequence[int]) -> int:
@@ -44,21 +47,6 @@ def flag_kept(raised: int, samples: int) -> bool:
     return samples > 0 and raised * 2 >= samples
 
 
-@dataclass(frozen=True)
-class SubScoreStability:
-    chk_id: str
-    dimension: str  # "detection" or "plan"
-    subscore: str
-    values: tuple[int, ...]
-    kept: int
-    agreement: float
-    flip: float
-
-    @property
-    def unstable(self) -> bool:
-        return self.flip > 0
-
-
 def subscore_stability(
     chk_id: str, dimension: str, subscore: str, values: Sequence[int]
 ) -> SubScoreStability:
@@ -71,29 +59,6 @@ def subscore_stability(
         agreement=agreement_rate(values),
         flip=flip_rate(values),
     )
-
-
-@dataclass(frozen=True)
-class ItemStability:
-    chk_id: str
-    samples: int  # scored samples the majority was taken over
-    subscores: tuple[SubScoreStability, ...]
-
-    @property
-    def unstable(self) -> bool:
-        return any(sub.unstable for sub in self.subscores)
-
-
-@dataclass(frozen=True)
-class Stability:
-    """Agreement and flip rates of every item's K samples (``repeats`` = K > 1)."""
-
-    repeats: int
-    items: tuple[ItemStability, ...]
-
-    @property
-    def unstable(self) -> tuple[str, ...]:
-        return tuple(item.chk_id for item in self.items if item.unstable)
 
 
 def stability_of(samples: Mapping[str, Sequence[Verdict]]) -> Stability | None:
