@@ -12,7 +12,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.labelling_samples import RANGE, RUN, workspace_with_evaluation, write_rules_evaluation
-from tests.samples import REPO, run_evalkit
+from tests.samples import REPO, evalkit_command, run_evalkit
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +53,7 @@ class Lab:
         self.root, self.url, self.token = root, url, token
 
     def notebook(self, name: str) -> str:
-        return f"{self.url}/lab/tree/notebooks/{name}?token={self.token}&reset"
+        return f"{self.url}/lab/tree/labelling/{name}?token={self.token}&reset"
 
     @property
     def labels(self) -> Path:
@@ -63,13 +62,12 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """JupyterLab started as a labeller starts it, by `evalkit label`, on the workspace's copy
+    (labelling/label.ipynb; `evalkit adjudicate --print-only` makes the other copy)."""
     chromium()
     base = tmp_path_factory.mktemp("lab")
     root = workspace_with_evaluation(base / "ws")
     write_rules_evaluation(root, RUN, "ssh-miner")  # a 23-checkpoint pair
-    (root / "notebooks").mkdir()
-    for name in ("label.ipynb", "adjudicate.ipynb"):
-        shutil.copy(REPO / "notebooks" / name, root / "notebooks" / name)
     settings = base / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(
@@ -86,10 +84,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
         "IPYTHONDIR": str(base / "ipython"),
     }
+    made = run_evalkit("adjudicate", "--print-only", cwd=root, env=env)
+    assert made.returncode == 0, made.stderr
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-        f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--ServerApp.open_browser=False",
+        *evalkit_command(), "label", "--no-browser", "--", "--ip=127.0.0.1", f"--port={port}",
+        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--LabApp.news_url=",
         "--LabApp.extension_manager=readonly", "--allow-root",
     ]  # fmt: skip
     log = (base / "jupyterlab.log").open("wb")
@@ -180,6 +179,26 @@ def read_draft(lab: Lab, name: str) -> dict[str, Any] | None:
 def item(draft: dict[str, Any] | None, chk_id: str) -> dict[str, Any]:
     assert draft is not None
     return next(c for c in draft["checkpoints"] if c["chk_id"] == chk_id)
+
+
+def code_outputs(path: Path) -> list[Any]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [output for cell in cells if cell["cell_type"] == "code" for output in cell["outputs"]]
+
+
+def test_labelling_runs_in_the_workspace_copy_and_saves_only_there(browser: Any, lab: Lab):
+    """`evalkit label` opened JupyterLab on labelling/label.ipynb: what JupyterLab saves goes
+    into the workspace's copy, and the shipped notebooks stay as committed."""
+    shipped = {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
+    copy = lab.root / "labelling" / "label.ipynb"
+    page = open_and_run(browser, lab, "label.ipynb")
+    page.wait_for_selector(".evk-labelling .evk-open")
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    page.keyboard.press("Control+s")
+    until(lambda: code_outputs(copy), "JupyterLab saved the outputs into the copy", page)
+    assert {path: path.read_bytes() for path in shipped} == shipped
+    assert not (lab.root / "notebooks").exists()
+    page.close()
 
 
 def test_a_labeller_labels_a_pair_in_jupyterlab(browser: Any, lab: Lab):
