@@ -683,6 +683,9 @@ def test_labelling_runs_in_the_workspace_copy_and_saves_only_there(browser: Any,
     saved with its outputs shows them when it is opened again.)"""
     shipped = {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
     copy = lab.root / "labelling" / "label.ipynb"
+    # What JupyterLab opens in a browser (the fixture starts it with --no-browser): the copy.
+    opens = list((lab.root.parent / "runtime").glob("jpserver-file-to-run-*-open.html"))
+    assert len(opens) == 1 and "/lab/tree/labelling/label.ipynb" in opens[0].read_text()
     page = open_and_run(browser, lab, "label.ipynb")
     page.wait_for_selector(".evk-labelling .evk-open")
     page.locator(".jp-Notebook .jp-Cell").first.click()

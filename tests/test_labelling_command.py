@@ -26,7 +26,8 @@ def shipped_hashes() -> dict[str, str]:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key != "EVALKIT_WORKSPACE"}
+    mine = ("EVALKIT_WORKSPACE", "JP_LSP_VIRTUAL_DIR")
+    env = {key: value for key, value in os.environ.items() if key not in mine}
     return {**env, **extra}
 
 
@@ -51,8 +52,11 @@ def test_the_copy_is_written_in_the_workspace_and_the_shipped_notebooks_are_unto
         " (git ignores the labelling/ folder)"
     )
     started = shlex.split(lines[-1])
-    assert started[0] == f"EVALKIT_WORKSPACE={workspace.resolve()}"
-    assert started[2:4] == ["-m", "jupyterlab"]
+    assert started[:2] == [
+        f"EVALKIT_WORKSPACE={workspace.resolve()}",
+        "JP_LSP_VIRTUAL_DIR=labelling/.virtual_documents",  # git ignores it there
+    ]
+    assert started[3:5] == ["-m", "jupyterlab"]
     assert f"--ServerApp.root_dir={workspace.resolve()}" in started
     assert started[-1] == str(copy.resolve())
     assert shipped_hashes() == before

@@ -28,6 +28,7 @@ COPY_DIRNAME = "labelling"
 # What the command writes beside the copies, so git never lists them (nor JupyterLab's
 # .ipynb_checkpoints), in this repository or any other the workspace sits in.
 GITIGNORE = "# evalkit label/adjudicate: the workspace's own copies of the notebooks.\n*\n"
+LSP_SHADOW_ENV = "JP_LSP_VIRTUAL_DIR"  # jupyter-lsp's folder of shadow copies, root-relative
 
 APPS: dict[str, tuple[str, str, str]] = {
     # command: (shipped notebook, help, description)
@@ -167,21 +168,32 @@ def jupyter_command(
     return [*command, *extra, str(copy)]
 
 
-def cmd_labelling_notebook(args: argparse.Namespace) -> int:
+def jupyter_environment(workspace: Path) -> dict[str, str]:
+    """The variables JupyterLab is started with: the workspace, for the kernel; and, unless
+    set already, where JupyterLab's language-server support keeps its shadow copies of
+    open files (by default ``.virtual_documents`` at the root, the workspace, which may be
+    this repository): beside the notebook copies, which git ignores."""
     from ..runplan import WORKSPACE_ENV
 
+    variables = {WORKSPACE_ENV: str(workspace)}
+    if not os.environ.get(LSP_SHADOW_ENV):
+        variables[LSP_SHADOW_ENV] = f"{COPY_DIRNAME}/.virtual_documents"
+    return variables
+
+
+def cmd_labelling_notebook(args: argparse.Namespace) -> int:
     workspace = workspace_of(args.workspace)
     made = workspace_copy(workspace, args.labelling_notebook, fresh=args.fresh)
     command = jupyter_command(
         made.path, workspace, no_browser=args.no_browser, extra=list(args.jupyter_args)
     )
-    env = {**os.environ, WORKSPACE_ENV: str(workspace)}
+    variables = jupyter_environment(workspace)
     print(made.message)
     if args.print_only:
-        print(shlex.join([f"{WORKSPACE_ENV}={workspace}", *command]))
+        print(shlex.join([*(f"{name}={value}" for name, value in variables.items()), *command]))
         return 0
     print(f"starting JupyterLab on {made.path}, rooted at {workspace} (Ctrl-C stops it)")
     sys.stdout.flush()
     sys.stderr.flush()
     # The server replaces this process, so Ctrl-C reaches it as if typed `jupyter lab`.
-    os.execve(command[0], command, env)
+    os.execve(command[0], command, {**os.environ, **variables})
