@@ -12,7 +12,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.labelling_samples import RANGE, RUN, workspace_with_evaluation, write_rules_evaluation
-from tests.samples import REPO, run_evalkit
+from tests.samples import REPO, evalkit_command, run_evalkit
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +53,7 @@ class Lab:
         self.root, self.url, self.token = root, url, token
 
     def notebook(self, name: str) -> str:
-        return f"{self.url}/lab/tree/notebooks/{name}?token={self.token}&reset"
+        return f"{self.url}/lab/tree/labelling/{name}?token={self.token}&reset"
 
     @property
     def labels(self) -> Path:
@@ -63,13 +62,12 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """JupyterLab started as a labeller starts it, by `evalkit label`, on the workspace's copy
+    (labelling/label.ipynb; `evalkit adjudicate --print-only` makes the other copy)."""
     chromium()
     base = tmp_path_factory.mktemp("lab")
     root = workspace_with_evaluation(base / "ws")
     write_rules_evaluation(root, RUN, "ssh-miner")  # a 23-checkpoint pair
-    (root / "notebooks").mkdir()
-    for name in ("label.ipynb", "adjudicate.ipynb"):
-        shutil.copy(REPO / "notebooks" / name, root / "notebooks" / name)
     settings = base / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(
@@ -86,10 +84,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
         "IPYTHONDIR": str(base / "ipython"),
     }
+    made = run_evalkit("adjudicate", "--print-only", cwd=root, env=env)
+    assert made.returncode == 0, made.stderr
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-        f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--ServerApp.open_browser=False",
+        *evalkit_command(), "label", "--no-browser", "--", "--ip=127.0.0.1", f"--port={port}",
+        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--LabApp.news_url=",
         "--LabApp.extension_manager=readonly", "--allow-root",
     ]  # fmt: skip
     log = (base / "jupyterlab.log").open("wb")
@@ -133,9 +132,9 @@ def browser(lab: Lab) -> Iterator[Any]:
             instance.close()
 
 
-def open_and_run(browser: Any, lab: Lab, notebook: str) -> Any:
+def open_and_run(browser: Any, lab: Lab, notebook: str, width: int = 1600) -> Any:
     """A page with ``notebook`` open in JupyterLab and every cell run."""
-    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page = browser.new_page(viewport={"width": width, "height": 1000 if width >= 1600 else 900})
     page.set_default_timeout(WAIT_MS)
     page.goto(lab.notebook(notebook))
     page.wait_for_selector(".jp-Notebook .jp-Cell")
@@ -407,4 +406,291 @@ def test_an_adjudication_resolves_the_disagreements_and_writes_the_label(browser
     assert resolutions[first] == "a" and resolutions[second] == "edited"
     result = run_evalkit("validate", str(written), cwd=lab.root, env=dict(os.environ))
     assert result.returncode == 0, result.stdout + result.stderr
+    page.close()
+
+
+# --------------------------------------------------------------------------- layout at 1400 px
+
+LAYOUT_WIDTH = 1400
+
+# What a reader sees cut off, overlapping or scrolled sideways in an app: every visible
+# element outside the window, every box whose content is wider than the box (a button's
+# label cut to "sho…", a document wider than its pane), and every element outside the
+# document viewer that runs into the viewer's box.
+LAYOUT_PROBLEMS = """(app) => {
+  const root = document.querySelector(app);
+  const tab = root.querySelector('.evk-source-report').closest('.widget-tab');
+  const viewer = tab.getBoundingClientRect();
+  const problems = [];
+  const name = (el) => el.tagName + '.' + String(el.className).split(' ').filter(
+    (c) => c.startsWith('evk-') || c.startsWith('widget-')).join('.') + ' "' +
+    (el.innerText || el.value || '').trim().slice(0, 40) + '"';
+  for (const el of root.querySelectorAll('*')) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) { continue; }
+    if (box.left < -1 || box.right > window.innerWidth + 1) {
+      problems.push('outside the window: ' + name(el));
+    }
+    const overflow = getComputedStyle(el).overflowX;
+    if (!['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName)
+        && (el.tagName === 'BUTTON' || overflow !== 'visible')
+        && el.scrollWidth > el.clientWidth + 1) {
+      problems.push('cut off or scrolled sideways (' + el.scrollWidth + ' > ' + el.clientWidth +
+        ' px): ' + name(el));
+    }
+    if (!tab.contains(el) && !el.contains(tab) && box.left < viewer.right - 1
+        && box.right > viewer.left + 1 && box.top < viewer.bottom - 1
+        && box.bottom > viewer.top + 1) {
+      problems.push('runs into the documents: ' + name(el));
+    }
+  }
+  return problems;
+}"""
+
+BOX = "(el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }"
+STYLE = (
+    "(el) => { const s = getComputedStyle(el); return [s.backgroundColor, s.color, s.fontWeight]; }"
+)
+
+
+def box(page: Any, selector: str) -> tuple[float, float, float, float]:
+    left, top, right, bottom = page.locator(selector).first.evaluate(BOX)
+    return left, top, right, bottom
+
+
+def rgb(css: str) -> tuple[float, float, float]:
+    """``rgb(r, g, b)`` or ``rgba(r, g, b, a)`` (an alpha of 0 is the white page)."""
+    parts = [float(p) for p in css[css.index("(") + 1 : css.index(")")].split(",")]
+    if len(parts) == 4 and parts[3] == 0:
+        return 255.0, 255.0, 255.0
+    return parts[0], parts[1], parts[2]
+
+
+def contrast(first: str, second: str) -> float:
+    """WCAG's contrast ratio of two colours (1: the same, 21: black on white)."""
+
+    def luminance(css: str) -> float:
+        def channel(value: float) -> float:
+            c = value / 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        r, g, b = (channel(v) for v in rgb(css))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(first), luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def shot(page: Any, lab: Lab, name: str) -> Path:
+    """A screenshot of the window, kept with the test's workspace for a person to look at."""
+    path = lab.root.parent / "screenshots" / f"{name}.png"
+    path.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(path))
+    return path
+
+
+def scroll_to(page: Any, selector: str) -> None:
+    page.locator(selector).first.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+
+
+def layout_problems(page: Any, lab: Lab, app: str, name: str) -> tuple[list[str], Path]:
+    """The app's layout problems with its navigation row at the top, and a screenshot."""
+    scroll_to(page, f"{app} .evk-progress")
+    page.wait_for_timeout(500)
+    where = shot(page, lab, name)
+    problems: list[str] = page.evaluate(LAYOUT_PROBLEMS, app)
+    return problems, where
+
+
+LABEL_APP, ADJUDICATION_APP = ".evk-labelling", ".evk-adjudication"
+DOCUMENTS = ".widget-tab:has(.evk-source-report)"  # the viewer's tabs: report, plan, Facts
+
+
+@pytest.fixture(scope="module")
+def labelling_at_1400(browser: Any, lab: Lab) -> Iterator[Any]:
+    """The labelling app at 1400 px (JupyterLab's file browser open beside it), on the first
+    checkpoint of a pair pre-filled from the rules judge."""
+    app = LABEL_APP
+    page = open_and_run(browser, lab, "label.ipynb", width=LAYOUT_WIDTH)
+    choose(page, app, "Run", RUN)
+    choose(page, app, "Range", RANGE)
+    page.locator(f"{app} .evk-labeller input").fill("layout")
+    choose(page, app, "Pre-fill", "judge rules")
+    page.locator(f"{app} .evk-open").click()
+    page.wait_for_selector(f"{app} .evk-progress:has-text('1 of 12')")
+    page.wait_for_selector(f"{app} .evk-row-discovery .evk-quote")
+    yield page
+    page.close()
+
+
+def test_at_1400_px_nothing_in_the_labelling_app_is_cut_off_or_overlapping(
+    labelling_at_1400: Any, lab: Lab
+):
+    page, app = labelling_at_1400, LABEL_APP
+    # A penalty listed, with its buttons ("show in report", "remove").
+    page.locator(f"{app} .evk-penalty-quote textarea").fill("0.0.0.0:6379")
+    page.locator(f"{app} .evk-penalty-detail input").fill("layout: a quoted listener")
+    add = page.locator(f"{app} .evk-penalty-add")
+    until(lambda: add.is_enabled(), "Add enabled", page)
+    add.click()
+    page.wait_for_selector(f"{app} .evk-penalty-remove")
+    problems, where = layout_problems(page, lab, app, "label-1400")
+    assert problems == [], f"{len(problems)} layout problem(s), see {where}: {problems[:12]}"
+    scroll_to(page, f"{app} .evk-penalty-remove")
+    shot(page, lab, "label-1400-penalty-listed")
+
+
+def test_at_1400_px_the_documents_sit_beside_the_sub_score_toggles(
+    labelling_at_1400: Any, lab: Lab
+):
+    page, app = labelling_at_1400, LABEL_APP
+    scroll_to(page, f"{app} .evk-progress")
+    viewer = box(page, f"{app} {DOCUMENTS}")
+    for name in ("discovery", "evidence", "attribution", "correctness", "completeness"):
+        toggle = box(page, f"{app} .evk-score-{name}")
+        assert toggle[2] <= viewer[0], f"{name}'s toggle {toggle} is not left of {viewer}"
+        assert viewer[1] <= (toggle[1] + toggle[3]) / 2 <= viewer[3], (
+            f"{name}'s toggle {toggle} is not level with the documents {viewer}"
+        )
+
+
+def test_the_chosen_0_or_1_stands_out(labelling_at_1400: Any, lab: Lab):
+    """Its colour against the other's at least 3:1 (WCAG's contrast for the parts of a
+    control), its label readable on it (4.5:1), and bold."""
+    page, app = labelling_at_1400, LABEL_APP
+    chosen = page.locator(f"{app} .evk-score-evidence button.mod-active")
+    other = page.locator(f"{app} .evk-score-evidence button:not(.mod-active)")
+    chosen_bg, chosen_fg, weight = chosen.evaluate(STYLE)
+    other_bg = other.evaluate(STYLE)[0]
+    assert contrast(chosen_bg, other_bg) >= 3, (chosen_bg, other_bg)
+    assert contrast(chosen_bg, chosen_fg) >= 4.5, (chosen_bg, chosen_fg)
+    assert int(weight) >= 600, weight
+
+
+def test_the_documents_follow_the_current_checkpoint(labelling_at_1400: Any, lab: Lab):
+    """On moving to a checkpoint, the document of the judge's first quote is shown, scrolled
+    to it, even when it is far down the document."""
+    page, app = labelling_at_1400, LABEL_APP
+    scroll_to(page, f"{app} .evk-progress")
+    page.locator(f"{app} .evk-criteria-pane").click()
+    far, first, pane = False, "", ""
+    start = int(page.locator(f"{app} .evk-progress").inner_text().split(" of")[0])
+    for number in range(start, 13):
+        page.wait_for_selector(f"{app} .evk-progress:has-text('{number} of 12')")
+        page.wait_for_timeout(300)
+        quotes = page.locator(f"{app} .evk-quote")
+        if quotes.count():
+            first = quotes.first.inner_text()
+            source, line = first.split(":")[0].split(" L")
+            pane = f"{app} .evk-source-{source}"
+            far = page.locator(f"{pane} [data-line='{line}']").first.evaluate(
+                "(el) => el.offsetTop > el.closest('.evk-doc-scroll').clientHeight"
+            )
+            if far and number > 1:
+                break
+        page.keyboard.press("n")
+    assert far, "no checkpoint of the pair has its first quote below the fold"
+    page.wait_for_timeout(600)  # the browser script scrolls every 200 ms
+    where = shot(page, lab, "label-1400-followed")
+    jump = page.locator(f"{pane} .evk-jump")
+    assert jump.count() == 1, f"{first}: nothing in the {pane} is marked to scroll to, {where}"
+    visible = jump.evaluate(
+        """(el) => { const pane = el.closest('.evk-doc-scroll').getBoundingClientRect();
+                     const b = el.getBoundingClientRect();
+                     return pane.height > 0 && b.top >= pane.top && b.top < pane.bottom; }"""
+    )
+    assert visible, f"{first}: the passage is not in view, see {where}"
+
+
+def test_a_penalty_problem_shows_in_an_error_colour(labelling_at_1400: Any, lab: Lab):
+    page, app = labelling_at_1400, LABEL_APP
+    page.locator(f"{app} .evk-penalty-detail input").fill("")
+    page.locator(f"{app} .evk-penalty-quote textarea").fill("0.0.0.0:6379")
+    page.wait_for_selector(f"{app} .evk-penalty-result:has-text('$.detail')")
+    error = page.locator(f"{app} .evk-penalty-result *:has-text('$.detail')").last
+    error.scroll_into_view_if_needed()
+    where = shot(page, lab, "label-1400-error")
+    red, green, blue = rgb(error.evaluate(STYLE)[1])
+    assert red > green + 60 and red > blue + 60, f"not an error colour: {red, green, blue}, {where}"
+
+
+@pytest.fixture(scope="module")
+def adjudication_at_1400(browser: Any, lab: Lab) -> Iterator[Any]:
+    """The adjudication app at 1400 px, labels a and b, on their first disagreement."""
+    app = ADJUDICATION_APP
+    page = open_and_run(browser, lab, "adjudicate.ipynb", width=LAYOUT_WIDTH)
+    choose(page, app, "Run", RUN)
+    choose(page, app, "Range", RANGE)
+    page.locator(f"{app} .evk-sides select").select_option(["a", "b"])
+    page.locator(f"{app} .evk-name input").fill("layout-adjudicated")
+    page.locator(f"{app} .evk-start").click()
+    page.wait_for_selector(f"{app} .evk-progress:has-text('0 of')")
+    page.wait_for_selector(f"{app} .evk-side-1 .evk-differs")
+    yield page
+    page.close()
+
+
+def test_at_1400_px_nothing_in_the_adjudication_app_is_cut_off_or_overlapping(
+    adjudication_at_1400: Any, lab: Lab
+):
+    page, app = adjudication_at_1400, ADJUDICATION_APP
+    problems, where = layout_problems(page, lab, app, "adjudicate-1400")
+    assert problems == [], f"{len(problems)} layout problem(s), see {where}: {problems[:12]}"
+    scroll_to(page, f"{app} .evk-resolution")
+    shot(page, lab, "adjudicate-1400-write")
+    scroll_to(page, f"{app} .evk-progress")
+    viewer = box(page, f"{app} {DOCUMENTS}")
+    for name in ("discovery", "completeness"):
+        toggle = box(page, f"{app} .evk-score-{name}")
+        middle = (toggle[1] + toggle[3]) / 2
+        assert toggle[2] <= viewer[0] and viewer[1] <= middle <= viewer[3], (name, where)
+
+
+def test_take_shows_what_was_taken(adjudication_at_1400: Any, lab: Lab):
+    """The side taken is marked, in its column and on its button, and what it set is said,
+    in view where the click was."""
+    page, app = adjudication_at_1400, ADJUDICATION_APP
+    differs = page.locator(f"{app} .evk-side-0 tr.evk-differs td").all_inner_texts()
+    page.locator(f"{app} .evk-take-0").click()
+    page.wait_for_selector(f"{app} .evk-resolution:has-text(': a')")
+    page.wait_for_timeout(500)
+    where = shot(page, lab, "adjudicate-1400-taken")
+    button = page.locator(f"{app} .evk-take-0")
+    assert "taken" in button.inner_text().lower(), (button.inner_text(), where)
+    said = page.locator(f"{app} .evk-resolution").inner_text()
+    assert "took a" in said and f"{differs[0]} {differs[1]}" in said, (differs, said, where)
+    taken, other = (
+        page.locator(f"{app} .evk-side-{index}").evaluate(
+            "(el) => getComputedStyle(el).borderTopColor"
+        )
+        for index in (0, 1)
+    )
+    assert contrast(taken, other) >= 1.5, (taken, other, where)
+    top, bottom = box(page, f"{app} .evk-take-0")[1::2]
+    assert 0 <= top and bottom <= page.viewport_size["height"], ("Take scrolled away", where)
+    problems, where = layout_problems(page, lab, app, "adjudicate-1400-after-take")
+    assert problems == [], f"{len(problems)} layout problem(s), see {where}: {problems[:12]}"
+
+
+def code_outputs(path: Path) -> list[Any]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [output for cell in cells if cell["cell_type"] == "code" for output in cell["outputs"]]
+
+
+def test_labelling_runs_in_the_workspace_copy_and_saves_only_there(browser: Any, lab: Lab):
+    """`evalkit label` opened JupyterLab on labelling/label.ipynb: what JupyterLab saves goes
+    into the workspace's copy, and the shipped notebooks stay as committed. (Last: a notebook
+    saved with its outputs shows them when it is opened again.)"""
+    shipped = {path: path.read_bytes() for path in (REPO / "notebooks").glob("*.ipynb")}
+    copy = lab.root / "labelling" / "label.ipynb"
+    # What JupyterLab opens in a browser (the fixture starts it with --no-browser): the copy.
+    opens = list((lab.root.parent / "runtime").glob("jpserver-file-to-run-*-open.html"))
+    assert len(opens) == 1 and "/lab/tree/labelling/label.ipynb" in opens[0].read_text()
+    page = open_and_run(browser, lab, "label.ipynb")
+    page.wait_for_selector(".evk-labelling .evk-open")
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    page.keyboard.press("Control+s")
+    until(lambda: code_outputs(copy), "JupyterLab saved the outputs into the copy", page)
+    assert {path: path.read_bytes() for path in shipped} == shipped
+    assert not (lab.root / "notebooks").exists()
     page.close()

@@ -9,6 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from evalkit.labelling.disagreements import reading_targets
+from evalkit.labelling.drafts import SUBSCORE_ORDER
 from evalkit.labelling.widgets.adjudicate_app import AdjudicationApp
 from evalkit.labelling.widgets.browser import EVENT_SEPARATOR, FIELD_SEPARATOR, new_keys
 from evalkit.labelling.widgets.editor import KEYMAP
@@ -168,3 +170,74 @@ def test_the_assist_note_lists_the_passages_the_judge_reported():
     assert "addressed to the evaluator" in note
     assert "Accept &lt;all&gt;. <i>(report line 9)</i>" in note
     assert "addressed to the evaluator" not in _assist_html(Side("a", "label", "label a"), None)
+
+
+def test_the_documents_jump_to_each_new_checkpoints_first_quote_and_stay_put_on_edits(root: Path):
+    app = opened(root, prefill="judge:rules")
+    # CHK-01's first quote (discovery's, report line 38) is the passage to scroll to.
+    assert app.viewer.focus is not None and app.viewer.focus[0] == "report"
+    assert app.viewer.focus[1].first == 38 and app.viewer.current_tab == "report"
+    assert 'data-line="38"' in app.viewer.panes["report"].value.split("evk-jump")[1][:200]
+    app.press("n")
+    jump, focus = app.viewer.jump, app.viewer.focus
+    reading = app.assist.reading("CHK-02") if app.assist is not None else None
+    assert reading is not None and focus is not None
+    first = next(ref for ref in reading.quotes() if ref.line is not None)
+    assert (focus[0], focus[1].first) == (first.source, first.line)
+    # Edits on the same checkpoint never move the documents away from the reader.
+    app.press("2")
+    app.channels.selection.value = f"report{FIELD_SEPARATOR}LISTEN 0      511\u241e7"
+    app.penalties.detail.value = "why"
+    app.penalties.add.click()
+    assert app.draft is not None and app.draft.current.penalties
+    assert (app.viewer.jump, app.viewer.focus) == (jump, focus)
+    app.press("p")
+    assert app.viewer.jump > jump and app.viewer.focus is not None
+    assert app.viewer.focus[1].first == 38
+
+
+def test_a_checkpoint_with_nothing_quoted_leaves_the_documents_where_they_are(root: Path):
+    app = opened(root)  # no pre-fill: no quote to follow
+    app.viewer.tabs.selected_index = 1  # the reader is in the plan
+    app.press("n")
+    assert app.viewer.focus is None and app.viewer.current_tab == "plan"
+
+
+def test_a_penalty_problem_is_shown_as_an_error(root: Path):
+    app = opened(root)
+    app.channels.selection.value = f"report{FIELD_SEPARATOR}LISTEN 0      511\u241e7"
+    found, problem = app.penalties.result.value.split("</div>")[:2]
+    assert "evk-ok" in found and "found verbatim in the report, line 38" in found
+    assert "evk-bad" in problem and "$.detail" in problem and "evk-ok" not in problem
+
+
+def test_take_marks_the_side_taken_and_says_what_it_set(root: Path):
+    app = AdjudicationApp(root / "ranges", root / "runs")
+    app.run.value, app.range.value = RUN, RANGE
+    app.start.click()
+    assert app.draft is not None and app.rng is not None
+    disagreement = next(d for d in app.disagreements if d.chk_id == app.draft.position)
+    target = disagreement.targets[0]
+    checkpoint = app.rng.checkpoint(disagreement.chk_id)
+    values = {
+        side: reading_targets(reading, checkpoint)[target]
+        for side, reading in zip(disagreement.sides, disagreement.readings, strict=True)
+        if reading is not None
+    }
+    columns = app.columns.children
+    assert [column.children[-1].description for column in columns] == ["Take a", "Take b"]
+    app.take("a")
+    columns = app.columns.children
+    assert "evk-taken" in columns[0]._dom_classes and "evk-taken" not in columns[1]._dom_classes
+    assert [column.children[-1].description for column in columns] == ["✓ taken: a", "Take b"]
+    assert columns[0].children[-1].button_style == "success"
+    assert f"{disagreement.chk_id}: <b>a</b>" in app.resolution.value
+    assert f"took a&#x27;s reading: {target} {values['a']} (b: {values['b']})" in (
+        app.resolution.value
+    )
+    app.press(str(1 + [n for _d, n in SUBSCORE_ORDER].index(target)))  # an edit of a's reading
+    assert "evk-taken" not in columns[0]._dom_classes
+    assert columns[0].children[-1].description == "Take a"
+    assert f"edited: {target} {1 - values['a']} (a: {values['a']}, b: {values['b']})" in (
+        app.resolution.value
+    )

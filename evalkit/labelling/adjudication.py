@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ..errors import LabelError
 from ..labels import RESOLUTION_AGREED, RESOLUTION_EDITED, LabelPenalty
-from ..model import Range
+from ..model import Checkpoint, Range
 from .disagreements import Disagreement, find_disagreements, reading_targets
 from .drafts import CheckpointDraft, LabelDraft, go_to, new_draft
 from .readings import Reading, Side, SubReading
@@ -26,6 +26,7 @@ from .readings import Reading, Side, SubReading
 __all__ = [
     "ADJUDICATED",
     "apply_reading",
+    "draft_targets",
     "resolution_of",
     "settle",
     "start_adjudication",
@@ -121,6 +122,12 @@ def _as_reading(item: CheckpointDraft, side: str) -> Reading:
     )
 
 
+def draft_targets(item: CheckpointDraft, checkpoint: Checkpoint) -> dict[str, int | None]:
+    """``target -> value`` of the adjudicated reading, as :func:`reading_targets` gives a
+    side's: what a disagreement compares."""
+    return reading_targets(_as_reading(item, ""), checkpoint)
+
+
 def resolution_of(item: CheckpointDraft, rng: Range, sides: Sequence[Side]) -> str | None:
     """What ``item`` resolves to now: None while untouched (open, with sub-scores
     unset); the side it was taken from while it still reads as that side;
@@ -130,7 +137,7 @@ def resolution_of(item: CheckpointDraft, rng: Range, sides: Sequence[Side]) -> s
         if all(value is None for value in values):
             return None
     checkpoint = rng.checkpoint(item.chk_id)
-    mine = reading_targets(_as_reading(item, ""), checkpoint)
+    mine = draft_targets(item, checkpoint)
     matching = [
         side.name
         for side in sides

@@ -3,12 +3,14 @@
 Choose a pair and its sides (labels, judges' evaluations): only the checkpoints
 they read differently are listed. Each is shown side by side: every side's
 sub-scores (those that differ marked), its note or the judge's rationale, its
-quotes highlighted in the documents in the side's colour. *Take* a side, or
-edit the adjudicated reading below with the same toggles, penalty form and note
-as the labelling notebook. Every change is saved to the draft at once;
-*Write* settles each resolution (:func:`evalkit.labelling.adjudication.settle`)
-and writes ``labels/<name>.json`` when :func:`evalkit.labels.check_labels`
-accepts it. Reopening resumes the draft, or the written label.
+quotes highlighted in the documents in the side's colour. *Take* a side (its
+column and button then say it was taken, and the adjudicated reading what it
+set where the sides differ), or edit the adjudicated reading below with the
+same toggles, penalty form and note as the labelling notebook. Every change is
+saved to the draft at once; *Write* settles each resolution
+(:func:`evalkit.labelling.adjudication.settle`) and writes ``labels/<name>.json``
+when :func:`evalkit.labels.check_labels` accepts it. Reopening resumes the draft,
+or the written label.
 """
 
 from __future__ import annotations
@@ -22,16 +24,29 @@ import ipywidgets as w
 from ...checklist import load_range
 from ...errors import EvalkitError
 from ...grounding import Sources
-from ...labels import find_labels, load_labels, validate_label_files
-from ...model import Range, Submission
+from ...labels import (
+    RESOLUTION_AGREED,
+    RESOLUTION_EDITED,
+    find_labels,
+    load_labels,
+    validate_label_files,
+)
+from ...model import Checkpoint, Range, Submission
 from ...runs import list_runs, load_submission
 from .. import drafts, store
-from ..adjudication import ADJUDICATED, resolution_of, settle, start_adjudication, take_side
+from ..adjudication import (
+    ADJUDICATED,
+    draft_targets,
+    resolution_of,
+    settle,
+    start_adjudication,
+    take_side,
+)
 from ..disagreements import Disagreement, find_disagreements, reading_targets
-from ..drafts import LabelDraft
+from ..drafts import CheckpointDraft, LabelDraft
 from ..readings import Reading, Side, list_evaluations
 from ..render import criteria_html
-from .common import LABELLER_NAME, Channels
+from .common import FLEXIBLE_CHOICE, LABELLER_NAME, Channels, two_columns
 from .editor import KEYMAP, DraftEditor
 from .label_app import load_side
 from .panels import PenaltyPanel, ScorePanel, quote_button
@@ -53,6 +68,7 @@ class AdjudicationApp(DraftEditor):
         self.sides: list[Side] = []
         self.disagreements: tuple[Disagreement, ...] = ()
         self._syncing = False
+        self._followed: str | None = None
 
         self.run = w.Dropdown(options=list_runs(self.runs_dir), description="Run")
         self.range = w.Dropdown(description="Range")
@@ -68,7 +84,7 @@ class AdjudicationApp(DraftEditor):
         self.range.observe(lambda _c: self._pair_changed(), names="value")
         self.start.on_click(lambda _b: self.open())
 
-        self.choice = w.Dropdown(layout={"width": "520px"})
+        self.choice = w.Dropdown(layout=FLEXIBLE_CHOICE)
         self.choice.add_class("evk-disagreement")
         self.choice.observe(self._checkpoint_chosen, names="value")
         self.previous = w.Button(description="◀ previous (p)")
@@ -78,8 +94,9 @@ class AdjudicationApp(DraftEditor):
         self.progress = w.HTML()
         self.progress.add_class("evk-progress")
         self.criteria = w.HTML()
-        self.columns = w.HBox()
+        self.columns = w.HBox(layout={"flex_flow": "row wrap"})
         self.columns.add_class("evk-columns")
+        self._takes: dict[str, tuple[w.VBox, w.Button]] = {}  # side: its column and Take
         self.resolution = w.HTML()
         self.resolution.add_class("evk-resolution")
         self.scores = ScorePanel(self._set_score, self._show_quote)
@@ -103,9 +120,10 @@ class AdjudicationApp(DraftEditor):
         self.viewer = DocumentViewer()
         self.channels = Channels(KEYMAP, self.press, self.select)
 
+        # The criteria across the top; below them the sides and the adjudicated reading's
+        # toggles, and beside them the documents (see two_columns).
         left = w.VBox(
             [
-                self.criteria,
                 self.columns,
                 w.HTML("<b>Adjudicated reading</b>"),
                 self.resolution,
@@ -113,13 +131,13 @@ class AdjudicationApp(DraftEditor):
                 self.penalties.widget,
                 self.note,
                 self.borderline,
-            ],
-            layout={"width": "50%"},
+            ]
         )
         self.body = w.VBox(
             [
                 w.HBox([self.previous, self.choice, self.next, self.progress]),
-                w.HBox([left, w.VBox([self.viewer.widget], layout={"width": "50%"})]),
+                self.criteria,
+                two_columns(left, self.viewer.widget),
                 w.HBox([self.write, self.result]),
             ],
             layout={"display": "none"},
@@ -173,6 +191,7 @@ class AdjudicationApp(DraftEditor):
         if open_ids and draft.position not in open_ids:
             draft = drafts.go_to(draft, open_ids[0])
         self.viewer.load(rng, submission)
+        self._followed = None
         count = len(self.disagreements)
         self._say(f"{how}; {count} disagreement(s) of {len(rng.checkpoints)} checkpoints")
         self.result.value = ""
@@ -247,25 +266,38 @@ class AdjudicationApp(DraftEditor):
         done = sum(1 for value in resolved.values() if value)
         self.progress.value = f"{done} of {len(resolved)} resolved · draft saved"
         now = resolution_of(item, rng, self.sides) if item.chk_id in resolved else "agreed"
-        self.resolution.value = (
-            f'<div class="evk-reason">{item.chk_id}: '
-            f"<b>{html.escape(now or 'open: take a side or edit')}</b></div>"
+        disagreement = next((d for d in self.disagreements if d.chk_id == item.chk_id), None)
+        self.resolution.value = _resolution_html(
+            item, now, disagreement, rng.checkpoint(item.chk_id), self.sides
         )
         self.scores.show(item, checkpoint.scope)
         if full:
             self.criteria.value = criteria_html(rng, checkpoint)
             self.penalties.show(item)
-            disagreement = next((d for d in self.disagreements if d.chk_id == item.chk_id), None)
+            self._takes = {}
             self.columns.children = tuple(
                 self._column(index, side, disagreement) for index, side in enumerate(self.sides)
             )
             passages: dict[str, list[tuple[str, str]]] = {"report": [], "plan": []}
+            order: list[tuple[str, str]] = []
             for index, side in enumerate(self.sides):
                 reading = side.reading(item.chk_id)
                 for ref in reading.quotes() if reading is not None else ():
                     if ref.source is not None:
                         passages[ref.source].append((ref.quote, f"side{index % 4}"))
-            self.viewer.set_highlights(passages)
+                        order.append((ref.source, ref.quote))
+            self.viewer.set_highlights(passages, follow=self._to_follow(item.chk_id, order))
+        self._mark_taken(now)
+
+    def _mark_taken(self, now: str | None) -> None:
+        """The side whose reading the adjudicated one is now: its column and button say so."""
+        for name, (column, take) in self._takes.items():
+            if name == now:
+                column.add_class("evk-taken")
+                take.description, take.button_style = f"✓ taken: {name}", "success"
+            else:
+                column.remove_class("evk-taken")
+                take.description, take.button_style = f"Take {name}", "info"
 
     def _column(self, index: int, side: Side, disagreement: Disagreement | None) -> w.Widget:
         reading = side.reading(self.draft.position) if self.draft is not None else None
@@ -280,9 +312,11 @@ class AdjudicationApp(DraftEditor):
             take.add_class(f"evk-take-{index}")
             take.on_click(lambda _b, name=side.name: self.take(name))
             parts.append(take)
-        column = w.VBox(parts, layout={"width": f"{100 // max(1, len(self.sides))}%"})
+        column = w.VBox(parts, layout={"flex": "1 1 200px", "min_width": "0"})
         column.add_class("evk-side")
         column.add_class(f"evk-side-{index}")
+        if reading is not None and reading.error is None:
+            self._takes[side.name] = (column, take)
         return column
 
     # ------------------------------------------------------------------ writing
@@ -308,6 +342,41 @@ class AdjudicationApp(DraftEditor):
                 f"{html.escape(lines[-1].rsplit(': ', 1)[-1])}</div>"
             )
         return done
+
+
+def _resolution_html(
+    item: CheckpointDraft,
+    now: str | None,
+    disagreement: Disagreement | None,
+    checkpoint: Checkpoint,
+    sides: Sequence[Side],
+) -> str:
+    """What the adjudicated reading of ``item`` is now, and its values where the sides differ:
+    ``CHK-05: a``, then ``took a's reading: correctness 0 (b: 1)``."""
+    head = f"{item.chk_id}: <b>{html.escape(now or 'open: take a side or edit')}</b>"
+    targets = disagreement.targets if disagreement is not None else ()
+    if now is None or now == RESOLUTION_AGREED or not targets:
+        return f'<div class="evk-reason">{head}</div>'
+    mine = draft_targets(item, checkpoint)
+    values = []
+    for target in targets:
+        others = [
+            f"{side.name}: {_value(reading_targets(reading, checkpoint).get(target))}"
+            for side in sides
+            if side.name != now and (reading := side.reading(item.chk_id)) is not None
+            and reading.error is None
+        ]  # fmt: skip
+        values.append(f"{target} {_value(mine.get(target))} ({', '.join(others)})")
+    what = f"✓ took {now}'s reading" if now != RESOLUTION_EDITED else "edited"
+    css = "evk-took" if now != RESOLUTION_EDITED else "evk-edited"
+    return (
+        f'<div class="evk-reason">{head}</div><div class="evk-reason {css}">'
+        f"{html.escape(what)}: {html.escape('; '.join(values))}</div>"
+    )
+
+
+def _value(value: int | None) -> str:
+    return "–" if value is None else str(value)
 
 
 def _scores_table(reading: Reading, disagreement: Disagreement | None, rng: Range | None) -> str:

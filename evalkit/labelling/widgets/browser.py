@@ -71,10 +71,14 @@ STYLE = """
   color: #212529; }
 .evk-doc [data-line]::before { content: attr(data-line); position: absolute; left: 0;
   width: 3.1em; text-align: right; color: #adb5bd; font: 11px monospace; user-select: none; }
-.evk-doc pre.evk-code { background: #f8f9fa; padding: 4px; white-space: pre-wrap; }
-.evk-doc pre.evk-code .evk-line { display: block; }
-.evk-doc table { border-collapse: collapse; }
-.evk-doc td, .evk-doc th { border: 1px solid #dee2e6; padding: 2px 6px; }
+.evk-doc pre.evk-code { background: #f8f9fa; padding: 4px; }
+.evk-doc pre.evk-code > code { white-space: normal; }
+.evk-doc pre.evk-code .evk-line { display: block; white-space: pre-wrap;
+  overflow-wrap: anywhere; }
+/* A table as narrow as its words allow; one wider than the pane scrolls in itself. */
+.evk-doc table { border-collapse: collapse; font-size: 12px; display: block; max-width: 100%;
+  overflow-x: auto; }
+.evk-doc td, .evk-doc th { border: 1px solid #dee2e6; padding: 2px 4px; }
 .evk-doc .evk-hl-quote { background: #fff3bf; }
 .evk-doc .evk-hl-penalty { background: #ffe3e3; }
 .evk-doc .evk-hl-side0 { background: #d0ebff; }
@@ -84,12 +88,43 @@ STYLE = """
 .evk-doc .evk-hl-current { outline: 2px solid #f08c00; }
 .evk-doc mark.evk-match { background: #ffec99; padding: 0; }
 .evk-doc mark.evk-match.evk-jump { background: #ff922b; }
+/* A long word wraps at the pane's edge (its content may be narrower than its longest word). */
+.evk-doc-scroll > .widget-html-content { min-width: 0; }
+.evk-doc { overflow-wrap: break-word; }
+.evk-doc h1 { font-size: 1.5em; } .evk-doc h2 { font-size: 1.3em; }
+.evk-doc code { white-space: pre-wrap; overflow-wrap: anywhere; }
+.evk-criteria { line-height: 1.4; }
+.evk-criteria h3 { margin: 4px 0; }
 .evk-criteria table { border-collapse: collapse; font-size: 13px; }
-.evk-criteria th { text-align: left; vertical-align: top; padding-right: 8px; white-space: nowrap; }
+.evk-criteria th { text-align: left; vertical-align: top; padding: 1px 12px 1px 0;
+  white-space: nowrap; }
+.evk-criteria td { padding: 1px 0; overflow-wrap: anywhere; }
 .evk-reason { font-size: 12px; color: #495057; line-height: 1.35; }
-.evk-ok { color: #2b8a3e; } .evk-bad { color: #c92a2a; }
-.evk-side { border: 1px solid #dee2e6; padding: 4px; margin: 2px; }
+.evk-ok, .evk-reason.evk-ok { color: #2b8a3e; }
+.evk-bad, .evk-reason.evk-bad { color: #c92a2a; }
+.evk-side { border: 2px solid #dee2e6; padding: 4px; margin: 2px; }
+.evk-side .widget-html-content { line-height: 1.35; }
+.evk-side.evk-taken { border-color: #2b8a3e; background: #ebfbee; }
+.evk-reason.evk-took { color: #2b8a3e; font-weight: bold; font-size: 13px; }
+.evk-reason.evk-edited { color: #1864ab; font-weight: bold; font-size: 13px; }
 .evk-differs { background: #ffe3e3; font-weight: bold; }
+/* Every button shows its whole label: as wide as its label needs, never squeezed; a quote's
+   button wraps its text instead. */
+.evk-app .jupyter-widgets.widget-button { width: auto; flex-shrink: 0; max-width: 100%;
+  padding: 0 12px; }
+.evk-app .jupyter-widgets.widget-button.evk-quote { flex-shrink: 1; white-space: normal;
+  height: auto; min-height: var(--jp-widgets-inline-height); text-align: left;
+  line-height: 1.3; padding: 4px 8px; }
+/* The chosen 0 or 1: dark blue, white and bold, beside a light grey one. */
+.evk-app .widget-toggle-buttons .widget-toggle-button.mod-active { background: #1864ab;
+  color: #fff; font-weight: 700; box-shadow: none; }
+/* The documents' column stays in view beside the toggles while the page scrolls: sticky,
+   which needs every box from it up to the notebook's scroller to let it overflow (and then
+   to shrink with the window, as a scrolling box does by itself). */
+.evk-documents { position: sticky; top: 0; align-self: flex-start; z-index: 1; }
+.jp-OutputArea:has(.evk-documents), .jp-OutputArea-child:has(.evk-documents),
+.jp-OutputArea-output:has(.evk-documents), .evk-app .widget-box:has(.evk-documents),
+.evk-app { overflow: visible; min-width: 0; }
 </style>
 """
 

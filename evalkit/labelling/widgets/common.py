@@ -12,9 +12,20 @@ from ...checklist import list_ranges
 from ...runs import list_runs
 from .browser import FIELD_SEPARATOR, STYLE, TOKEN_SEPARATOR, new_keys
 
-__all__ = ["Channels", "LABELLER_NAME", "pairs_of", "ranges_of_run", "style_widget"]
+__all__ = [
+    "Channels",
+    "FLEXIBLE_CHOICE",
+    "LABELLER_NAME",
+    "pairs_of",
+    "ranges_of_run",
+    "style_widget",
+    "two_columns",
+]
 
 LABELLER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+# A chooser that takes the room its row has left, and gives it up first when the row is narrow.
+FLEXIBLE_CHOICE = {"width": "auto", "flex": "1 1 420px", "min_width": "0", "max_width": "600px"}
 
 
 def ranges_of_run(ranges_dir: Path, runs_dir: Path, run_id: str) -> list[str]:
@@ -24,6 +35,21 @@ def ranges_of_run(ranges_dir: Path, runs_dir: Path, run_id: str) -> list[str]:
 
 def pairs_of(ranges_dir: Path, runs_dir: Path) -> list[str]:
     return [r for r in list_runs(runs_dir) if ranges_of_run(ranges_dir, runs_dir, r)]
+
+
+def two_columns(work: w.Widget, documents: w.Widget) -> w.HBox:
+    """What the reader works in, beside the documents: two columns sharing the row equally
+    and shrinking with it (so nothing is cut off at any width), the documents' column
+    staying in view while the other scrolls past it (``evk-documents``, sticky in
+    :data:`.browser.STYLE`)."""
+    column = {"flex": "1 1 0", "min_width": "0"}
+    left = w.VBox([work], layout=column)
+    left.add_class("evk-work")
+    right = w.VBox([documents], layout=column)
+    right.add_class("evk-documents")
+    row = w.HBox([left, right], layout={"width": "100%", "align_items": "flex-start"})
+    row.add_class("evk-two-columns")
+    return row
 
 
 def style_widget() -> w.HTML:

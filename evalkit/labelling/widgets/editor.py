@@ -9,7 +9,7 @@ how a draft is shown (:meth:`_refresh`); every edit goes through :meth:`_change`
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import ipywidgets as w
@@ -52,6 +52,7 @@ class DraftEditor:
     penalties: PenaltyPanel
     viewer: DocumentViewer
     _syncing: bool
+    _followed: str | None  # the checkpoint the documents last jumped to
 
     def _pair_changed(self) -> None:
         """What the app offers for the chosen (run, range)."""
@@ -148,3 +149,14 @@ class DraftEditor:
 
     def _show_quote(self, source: str, quote: str) -> None:
         self.viewer.show(source, quote)
+
+    def _to_follow(
+        self, chk_id: str, passages: Sequence[tuple[str, str]]
+    ) -> Sequence[tuple[str, str]] | None:
+        """The ``(source, quote)`` passages for the documents to jump to, in order: a
+        checkpoint's, when it has just become the current one; None while it stays current,
+        so an edit never moves the documents away from where the reader is."""
+        if chk_id == self._followed:
+            return None
+        self._followed = chk_id
+        return passages

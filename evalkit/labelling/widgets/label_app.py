@@ -34,7 +34,7 @@ from ..readings import (
     load_evaluation,
 )
 from ..render import criteria_html, rubric_html
-from .common import LABELLER_NAME, Channels
+from .common import FLEXIBLE_CHOICE, LABELLER_NAME, Channels, two_columns
 from .editor import KEYMAP, DraftEditor
 from .panels import PenaltyPanel, ScorePanel
 from .viewer import DocumentViewer
@@ -67,6 +67,7 @@ class LabellingApp(DraftEditor):
         self.sources: Sources | None = None
         self.assist: Side | None = None
         self._syncing = False
+        self._followed: str | None = None
 
         runs = list_runs(self.runs_dir)
         self.run = w.Dropdown(options=runs, description="Run")
@@ -88,7 +89,7 @@ class LabellingApp(DraftEditor):
         self.next = w.Button(description="next (n) ▶")
         self.previous.add_class("evk-previous")
         self.next.add_class("evk-next")
-        self.checkpoint = w.Dropdown(layout={"width": "420px"})
+        self.checkpoint = w.Dropdown(layout=FLEXIBLE_CHOICE)
         self.checkpoint.add_class("evk-checkpoint")
         self.progress = w.HTML()
         self.progress.add_class("evk-progress")
@@ -127,26 +128,26 @@ class LabellingApp(DraftEditor):
         self.rubric = w.Accordion(children=[w.HTML(rubric_html())], selected_index=None)
         self.rubric.set_title(0, "Rubric: what each sub-score and penalty means")
         self.rubric.add_class("evk-rubric-panel")
+        # The criteria across the top; below them the toggles with everything the labeller
+        # sets, and beside them the documents (see two_columns).
         left = w.VBox(
             [
-                self.rubric,
-                self.criteria,
-                self.assist_note,
                 w.HTML("<b>Sub-scores</b> (before penalties)"),
                 self.scores.widget,
+                self.assist_note,
                 self.penalties.widget,
                 w.HTML("<b>Note</b>"),
                 self.note,
                 self.borderline,
                 w.HBox([self.finalise_button, self.result]),
-            ],
-            layout={"width": "46%"},
+            ]
         )
-        right = w.VBox([self.viewer.widget], layout={"width": "54%"})
         self.body = w.VBox(
             [
                 w.HBox([self.previous, self.checkpoint, self.next, self.progress]),
-                w.HBox([left, right]),
+                self.rubric,
+                self.criteria,
+                two_columns(left, self.viewer.widget),
             ],
             layout={"display": "none"},
         )
@@ -201,6 +202,7 @@ class LabellingApp(DraftEditor):
             return
         self.rng, self.submission, self.sources, self.assist = rng, submission, sources, assist
         self.viewer.load(rng, submission)
+        self._followed = None
         self._say(opened.message)
         self.result.value = ""
         self.body.layout.display = "flex"
@@ -245,13 +247,16 @@ class LabellingApp(DraftEditor):
             self.penalties.show(item)
             self.assist_note.value = _assist_html(self.assist, reading)
             passages: dict[str, list[tuple[str, str]]] = {"report": [], "plan": []}
+            order: list[tuple[str, str]] = []  # the pre-fill's quotes first, then the label's
             if reading is not None:
                 for ref in reading.quotes():
                     if ref.source is not None:
                         passages[ref.source].append((ref.quote, "quote"))
+                        order.append((ref.source, ref.quote))
             for penalty in item.penalties:
                 passages.setdefault(penalty.source, []).append((penalty.quote, "penalty"))
-            self.viewer.set_highlights(passages)
+                order.append((penalty.source, penalty.quote))
+            self.viewer.set_highlights(passages, follow=self._to_follow(item.chk_id, order))
 
     # ------------------------------------------------------------------ finishing
 

@@ -21,6 +21,7 @@ from ..readings import QuoteRef, Reading, SubReading
 __all__ = ["PenaltyPanel", "ScorePanel", "quote_button"]
 
 ShowQuote = Callable[[str, str], None]
+QUOTE_SHOWN = 90  # characters of a quote on its button (it wraps; the tooltip holds it all)
 
 
 def _short(text: str, limit: int = 48) -> str:
@@ -34,7 +35,7 @@ def quote_button(ref: QuoteRef, on_show: ShowQuote) -> w.Widget:
         quote = html.escape(_short(ref.quote))
         return w.HTML(f'<span class="evk-reason evk-bad">not verbatim: «{quote}»</span>')
     button = w.Button(
-        description=f"{ref.source} L{ref.line}: {_short(ref.quote)}",
+        description=f"{ref.source} L{ref.line}: {_short(ref.quote, QUOTE_SHOWN)}",
         tooltip=ref.quote,
         layout={"width": "auto", "max_width": "100%"},
     )
@@ -76,8 +77,10 @@ class ScorePanel:
             toggle.add_class(f"evk-score-{name}")
             toggle.observe(self._changed(name), names="value")
             self.toggles[name] = toggle
-            self.names[name] = w.HTML(f"<b>{name}</b> <kbd>{key}</kbd>", layout={"width": "130px"})
-            self.reasons[name] = w.VBox(layout={"width": "100%"})
+            self.names[name] = w.HTML(
+                f"<b>{name}</b> <kbd>{key}</kbd>", layout={"width": "122px", "min_width": "122px"}
+            )
+            self.reasons[name] = w.VBox(layout={"flex": "1 1 0", "min_width": "0"})
             self.rows[name] = w.HBox([self.names[name], toggle, self.reasons[name]])
             self.rows[name].add_class(f"evk-row-{name}")
         self.widget = w.VBox([self.rows[name] for _dimension, name in SUBSCORE_ORDER])
@@ -180,16 +183,17 @@ class PenaltyPanel:
     def show(self, item: CheckpointDraft) -> None:
         rows: list[w.Widget] = []
         for index, penalty in enumerate(item.penalties):
-            remove = w.Button(description="remove", layout={"width": "70px"})
+            remove = w.Button(description="remove")
             remove.add_class("evk-penalty-remove")
             remove.on_click(lambda _button, index=index: self.on_remove(index))
-            show = w.Button(description=f"show in {penalty.source}", layout={"width": "auto"})
+            show = w.Button(description=f"show in {penalty.source}")
             show.on_click(lambda _button, p=penalty: self.on_show(p.source, p.quote))
             text = (
                 f"<b>{html.escape(penalty.rule)}</b> ({html.escape(penalty.source)}): "
                 f"«{html.escape(_short(penalty.quote, 80))}» {html.escape(penalty.detail)}"
             )
-            rows.append(w.HBox([w.HTML(f'<div class="evk-reason">{text}</div>'), show, remove]))
+            listed = w.HTML(f'<div class="evk-reason">{text}</div>', layout={"flex": "1 1 0"})
+            rows.append(w.HBox([listed, show, remove], layout={"align_items": "center"}))
         if not rows:
             rows.append(w.HTML('<div class="evk-reason">none</div>'))
         self.listing.children = tuple(rows)
@@ -211,11 +215,14 @@ class PenaltyPanel:
             )
             self.add.disabled = True
             return result
+        # Where the quote is (good news, or not), then each problem as the error it is.
         css = "evk-ok" if result.found else "evk-bad"
         others = [p for p in result.problems if "not found verbatim" not in p]
-        extra = "".join(f"<br>{html.escape(p)}" for p in others)
+        problems = "".join(
+            f'<div class="evk-reason evk-bad">{html.escape(p)}</div>' for p in others
+        )
         self.result.value = (
-            f'<span class="evk-reason {css}">{html.escape(result.message)}{extra}</span>'
+            f'<div class="evk-reason {css}">{html.escape(result.message)}</div>{problems}'
         )
         self.add.disabled = not result.ok
         return result

@@ -20,7 +20,8 @@ from ..render import Highlight, document_html, facts_html, quote_span
 __all__ = ["DocumentViewer"]
 
 SOURCES: tuple[SourceName, ...] = ("report", "plan")
-SCROLL_HEIGHT = "620px"
+# As tall as fits beside the toggles in a 900 px window, and never taller than the window.
+SCROLL_HEIGHT = "min(620px, calc(100vh - 220px))"
 
 
 class DocumentViewer:
@@ -48,9 +49,13 @@ class DocumentViewer:
         self.tabs = w.Tab(children=[self.panes[name] for name in (*SOURCES, "facts")])
         for index, title in enumerate(("Report", "Plan", "Facts")):
             self.tabs.set_title(index, title)
+        self.search.layout = w.Layout(width="auto", flex="1 1 auto", min_width="0")
+        self.count.layout = w.Layout(flex="0 1 auto", min_width="0")
         self.widget = w.VBox(
-            [w.HBox([self.search, self.previous, self.next, self.count]), self.tabs]
+            [w.HBox([self.search, self.previous, self.next, self.count]), self.tabs],
+            layout={"width": "100%"},
         )
+        self.widget.add_class("evk-viewer")
         self.texts: dict[str, str] = {}
         self.filenames: dict[str, str] = {}
         self.highlights: dict[str, list[Highlight]] = {name: [] for name in SOURCES}
@@ -72,8 +77,19 @@ class DocumentViewer:
         self.focus = None
         self.render()
 
-    def set_highlights(self, passages: Mapping[str, Sequence[tuple[str, str]]]) -> None:
-        """Highlight quotes: ``{source: [(quote, kind), ...]}``; quotes not found are skipped."""
+    def set_highlights(
+        self,
+        passages: Mapping[str, Sequence[tuple[str, str]]],
+        *,
+        follow: Sequence[tuple[str, str]] | None = (),
+    ) -> None:
+        """Highlight quotes: ``{source: [(quote, kind), ...]}``; quotes not found are skipped.
+
+        ``follow`` lists ``(source, quote)`` passages in order of preference: the first
+        found is shown and jumped to (a new checkpoint's first quote), as :meth:`show`
+        does; with none found the documents stay where the reader left them. ``None``
+        keeps the passage shown last (the same checkpoint, edited).
+        """
         self.highlights = {name: [] for name in SOURCES}
         for source, quotes in passages.items():
             if source not in self.texts:
@@ -82,11 +98,22 @@ class DocumentViewer:
                 span = quote_span(self.texts[source], source, quote)  # type: ignore[arg-type]
                 if span is not None:
                     self.highlights[source].append(Highlight(span[0], span[1], kind))
-        self.focus = None
+        if follow is not None:
+            self.focus = None
+            for source, quote in follow:
+                if self._focus_on(source, quote) is not None:
+                    break
         self.render()
 
     def show(self, source: str, quote: str) -> int | None:
         """Highlight ``quote`` in ``source`` and jump to it; its first line, or None."""
+        line = self._focus_on(source, quote)
+        if line is not None:
+            self.render()
+        return line
+
+    def _focus_on(self, source: str, quote: str) -> int | None:
+        """Make ``quote`` the passage to jump to, in its document's tab (not yet rendered)."""
         if source not in self.texts:
             return None
         span = quote_span(self.texts[source], source, quote)  # type: ignore[arg-type]
@@ -96,7 +123,6 @@ class DocumentViewer:
         self.jump += 1
         self.match = -1
         self.tabs.selected_index = SOURCES.index(source)
-        self.render()
         return span[0]
 
     # ------------------------------------------------------------------ search
