@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -565,7 +566,7 @@ def _problems_of(path: Path, workspace: Workspace | None) -> list[str]:
         return [f"a label file belongs in <runs>/<run>/<range>/{LABELS_DIRNAME}/<labeller>.json"]
     runs_dir, run_id, range_id = path.parents[3], path.parents[2].name, path.parents[1].name
     ranges_dir = _ranges_dir_for(runs_dir)
-    if workspace is not None and runs_dir == workspace.runs_dir:
+    if workspace is not None and Path(os.path.abspath(runs_dir)) == workspace.runs_dir:
         ranges_dir = workspace.ranges_dir
     try:
         rng = load_range(ranges_dir, range_id)
