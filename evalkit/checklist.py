@@ -25,6 +25,7 @@ from .fileio import read_confined
 from .markdown import MarkdownDocument
 from .markdown import parse as parse_markdown
 from .model import REPORT_KINDS, Capability, Checkpoint, Range, Scope
+from .workspace import POINT_ELSEWHERE
 
 __all__ = [
     "CHECKLIST_FILENAME",
@@ -248,7 +249,7 @@ def _available_hint(ranges_dir: str | Path) -> str:
     available = list_ranges(ranges_dir)
     if available:
         return f" (available ranges: {', '.join(available)})"
-    return f" (no ranges in {ranges_dir})"
+    return f" (no ranges in {ranges_dir}: {POINT_ELSEWHERE})"
 
 
 def _join(parts: list[str]) -> str:

@@ -25,6 +25,7 @@ from .errors import RunError
 from .fileio import confined, is_outside, read_confined
 from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
 from .textnorm import fold
+from .workspace import POINT_ELSEWHERE
 
 __all__ = ["DEFAULT_MAX_DOCUMENT_BYTES", "RUN_FILENAME", "list_runs", "load_submission"]
 
@@ -71,7 +72,11 @@ def load_submission(
     run_dir = Path(runs_dir) / run_id
     if not run_dir.is_dir():
         available = list_runs(runs_dir)
-        hint = f" (available runs: {', '.join(available)})" if available else ""
+        hint = (
+            f" (available runs: {', '.join(available)})"
+            if available
+            else f" (no runs in {runs_dir}: {POINT_ELSEWHERE})"
+        )
         raise RunError(f"run folder {run_dir} is missing{hint}", path=run_dir)
     range_dir = run_dir / rng.id
     if not range_dir.is_dir():

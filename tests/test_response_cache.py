@@ -362,3 +362,11 @@ def test_run_with_an_unwritable_cache_warns_once_and_carries_on(tmp_path) -> Non
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(warnings) == 1 and "cannot be written" in warnings[0], result.stderr
+
+
+def test_checking_a_cache_folder_writes_nothing(tmp_path, capsys) -> None:
+    assert ResponseCache(tmp_path / "cache").check_writable()
+    assert list(tmp_path.iterdir()) == [] and capsys.readouterr().err == ""
+    (tmp_path / "blocker").write_text("x")
+    assert not ResponseCache(tmp_path / "blocker" / "cache").check_writable()
+    assert "not a folder" in capsys.readouterr().err

@@ -55,7 +55,7 @@ from typing import Any
 
 from ...bounded import parse_json
 from ...errors import EvalkitError, OutputError
-from ...fileio import make_folder, read_confined, write_bytes_atomic
+from ...fileio import read_confined, write_bytes_atomic
 
 CACHE_FORMAT = 1
 # The one definition of the key's variable: the judge and the estimate import it from here
@@ -176,17 +176,19 @@ class ResponseCache:
         warn_unwritable(self.root, reason)
 
     def check_writable(self) -> bool:
-        """Whether the cache folder can be created and written (a probe file is written and
-        removed); when it cannot, say so once and stop writing. True when writes are off."""
+        """Whether the cache folder could be written, told without writing anything: the
+        folder, or the nearest folder above it that exists, must be a folder this process
+        may write (a file in the way or a read-only disk is not). When it cannot, say so
+        once and stop writing. True when writes are off."""
         if not self.write:
             return True
-        probe = self.root / f".probe-{os.getpid()}"
-        try:
-            make_folder(self.root, root=self.root)
-            write_bytes_atomic(probe, b"", root=self.root)
-            os.unlink(probe)
-        except (OSError, OutputError) as exc:
-            self.unwritable(str(getattr(exc, "message", None) or exc))
+        folder = Path(os.path.abspath(self.root))
+        existing = next(path for path in (folder, *folder.parents) if os.path.lexists(path))
+        if not existing.is_dir():
+            self.unwritable(f"{existing} is not a folder")
+            return False
+        if not os.access(existing, os.W_OK | os.X_OK):
+            self.unwritable(f"{existing} is not writable")
             return False
         return True
 
