@@ -336,8 +336,11 @@ def test_the_cache_key_of_an_existing_claude_answer_is_unchanged() -> None:
     ]
 
 
-def test_a_cache_that_cannot_be_written_warns_once_then_carries_on(tmp_path, capsys) -> None:
+def test_a_cache_that_cannot_be_written_warns_once_then_carries_on(
+    tmp_path, capsys, monkeypatch
+) -> None:
     # Issue 18: an unwritable cache folder cached nothing and said nothing.
+    monkeypatch.delenv("EVALKIT_UNWRITABLE_CACHES", raising=False)  # restored after
     (tmp_path / "blocker").write_text("a file where the cache folder should be\n")
     cache = ResponseCache(tmp_path / "blocker" / "cache")
     for key in ("a" * 64, "b" * 64):
@@ -364,7 +367,8 @@ def test_run_with_an_unwritable_cache_warns_once_and_carries_on(tmp_path) -> Non
     assert len(warnings) == 1 and "cannot be written" in warnings[0], result.stderr
 
 
-def test_checking_a_cache_folder_writes_nothing(tmp_path, capsys) -> None:
+def test_checking_a_cache_folder_writes_nothing(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("EVALKIT_UNWRITABLE_CACHES", raising=False)  # restored after
     assert ResponseCache(tmp_path / "cache").check_writable()
     assert list(tmp_path.iterdir()) == [] and capsys.readouterr().err == ""
     (tmp_path / "blocker").write_text("x")
