@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bounded import MAX_NAME_BYTES, shown
+from .bounded import MAX_NAME_BYTES, MAX_TEXT_BYTES, shown
 from .checklist_fields import CANONICAL_FIELDS, SCOPES, normalize_name, unknown_field_warnings
 from .errors import ChecklistError, ChecklistErrors, RunError
 from .fileio import read_confined
@@ -174,7 +174,9 @@ def load_checklist(
     """
     checklist = Path(path)
     try:
-        data = read_confined(checklist, root or checklist, allow_outside=allow_outside)
+        data = read_confined(
+            checklist, root or checklist, allow_outside=allow_outside, max_bytes=MAX_TEXT_BYTES
+        )
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ChecklistError(
