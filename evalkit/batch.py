@@ -30,15 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from .checklist import list_ranges, load_range
-from .errors import EvalkitError
+from .errors import EvalkitError, OutputError
 from .judges import Judge, make_judge
 from .model import JudgeInfo, Range
 from .notebook import HTML_NAME, NOTEBOOK_NAME
-from .render import REPORT_FILENAME, SCORES_FILENAME
+from .render import JUDGMENTS_FILENAME, REPORT_FILENAME, SCORES_FILENAME
 from .render.mdcell import md_cell
 from .render.verdicts_json import VERDICTS_FILENAME
 from .runplan import RunPlan
 from .runs import list_runs, load_submission
+from .signals import running_task, worker_signals
+from .workspace import Workspace, read_json
 
 INDEX_COLUMNS: tuple[str, ...] = (
     "run",
@@ -56,6 +58,8 @@ INDEX_COLUMNS: tuple[str, ...] = (
     "model_under_test",
 )
 LEADERBOARD_RESAMPLES = 1000
+# What an evaluation without a notebook writes into its folder (render.write_outputs).
+IN_PROCESS_OUTPUTS = (SCORES_FILENAME, REPORT_FILENAME, VERDICTS_FILENAME, JUDGMENTS_FILENAME)
 INDEX_CSV, INDEX_JSON, LEADERBOARD_MD, INDEX_HTML = (
     "index.csv",
     "index.json",
@@ -77,6 +81,8 @@ class Settings:
     cell_timeout: float | None = None
     with_notebook: bool = True
     workspace: Path = field(default_factory=Path.cwd)
+    # Replace a record even with a less complete one (more items errored).
+    force: bool = False
 
     def plan(self, run: str, range_id: str, out_dir: Path | None = None) -> RunPlan:
         """The one evaluation's plan, exactly as ``evalkit run`` would build it."""
@@ -160,24 +166,30 @@ def select_pairs(
     return pairs
 
 
-def _recorded_matches(out_dir: Path, expected: dict[str, Any], with_notebook: bool) -> bool:
+def _recorded_matches(
+    out_dir: Path, runs_dir: Path, expected: dict[str, Any], with_notebook: bool
+) -> bool:
     needed = [SCORES_FILENAME, REPORT_FILENAME, VERDICTS_FILENAME]
     if with_notebook:
         needed += [NOTEBOOK_NAME, HTML_NAME]
     if not all((out_dir / name).is_file() for name in needed):
         return False
     try:
-        scores = json.loads((out_dir / SCORES_FILENAME).read_text(encoding="utf-8"))
+        # Never through a link out of the runs folder: a planted scores.json is not "done".
+        scores = read_json(out_dir / SCORES_FILENAME, runs_dir, what=SCORES_FILENAME)
         meta, summary = scores["meta"], scores["summary"]
-    except (OSError, ValueError, KeyError, TypeError):
+        return bool(
+            {
+                "inputs": meta.get("inputs"),
+                "judge": meta.get("judge"),
+                "evaluator_model": meta.get("evaluator_model"),
+                "prompt_sha256": meta.get("prompt_sha256"),
+            }
+            == expected
+            and summary.get("complete") is True
+        )
+    except (EvalkitError, KeyError, TypeError, AttributeError):
         return False
-    recorded = {
-        "inputs": meta.get("inputs"),
-        "judge": meta.get("judge"),
-        "evaluator_model": meta.get("evaluator_model"),
-        "prompt_sha256": meta.get("prompt_sha256"),
-    }
-    return recorded == expected and summary.get("complete") is True
 
 
 def plan_batch(
@@ -190,6 +202,12 @@ def plan_batch(
     """
     judge = settings.make_judge()
     info: JudgeInfo = judge.info
+    workspace = Workspace.find(
+        ranges_dir=settings.ranges_dir, runs_dir=settings.runs_dir, start=settings.workspace
+    )
+    cache = settings.judge_settings.get("cache_dir")
+    if isinstance(cache, Path):
+        workspace.check_out(cache)  # one cache for every pair: a link there stops the batch
     plan = BatchPlan(todo=[], skipped=[], failed=[])
     ranges: dict[str, Range | EvalkitError] = {}
     for run, range_id in pairs:
@@ -203,11 +221,16 @@ def plan_batch(
             if isinstance(rng, EvalkitError):
                 raise rng
             submission = load_submission(settings.runs_dir, run, rng)
+            # Lexically, never resolved: a link planted in the run folder must not move it.
+            # Written in place without a notebook, each output is checked before; with one,
+            # the folder is swapped in whole.
+            names = () if settings.with_notebook else IN_PROCESS_OUTPUTS
+            out_dir = workspace.check_out(out_dir_for(settings, run, range_id), names)
         except EvalkitError as exc:
             plan.failed.append(Outcome(run, range_id, "failed", f"bad input: {exc}"))
             continue
         judge.preflight(rng, submission)
-        task = Task(run, range_id, out_dir_for(settings, run, range_id).resolve(), settings)
+        task = Task(run, range_id, out_dir, settings)
         expected = {
             "inputs": {
                 "checklist_sha256": rng.sha256,
@@ -218,7 +241,9 @@ def plan_batch(
             "evaluator_model": info.evaluator_model,
             "prompt_sha256": info.prompt_sha256,
         }
-        if not force and _recorded_matches(task.out_dir, expected, settings.with_notebook):
+        if not force and _recorded_matches(
+            task.out_dir, settings.runs_dir, expected, settings.with_notebook
+        ):
             plan.skipped.append(task)
         else:
             plan.todo.append(task)
@@ -253,11 +278,18 @@ def _execute_notebook(task: Task) -> None:
         progress=False,
         cell_timeout=settings.cell_timeout,
         workspace=settings.workspace,
+        force=settings.force,
     )
 
 
 def evaluate_in_process(task: Task) -> None:
-    """The fast path: judge, ground, score and write scores.json + report, no notebook."""
+    """The fast path: judge, ground, score and write scores.json + report, no notebook.
+
+    Under the folder's lock, created without following a link below the runs folder;
+    an evaluation less complete than the record there is written aside, not over it.
+    """
+    from .fileio import evaluation_lock, make_folder
+    from .notebook import aside_folder, errored_items, less_complete
     from .pipeline import evaluate
     from .render import write_outputs
 
@@ -265,7 +297,15 @@ def evaluate_in_process(task: Task) -> None:
     rng = load_range(settings.ranges_dir, task.range)
     submission = load_submission(settings.runs_dir, task.run, rng)
     judge = settings.make_judge()
-    write_outputs(evaluate(rng, submission, judge), task.out_dir)
+    evaluation = evaluate(rng, submission, judge)
+    runs_dir = settings.runs_dir
+    with evaluation_lock(task.out_dir, root=runs_dir):
+        old = errored_items(task.out_dir, runs_dir)
+        reason = not settings.force and less_complete(len(evaluation.summary.errored), old)
+        folder = aside_folder(task.out_dir, runs_dir) if reason else task.out_dir
+        write_outputs(evaluation, make_folder(folder, root=runs_dir))
+    if reason:
+        raise OutputError(f"{reason}: the new one is kept in {folder} (--force replaces)")
 
 
 # --------------------------------------------------------------------------- engines
@@ -274,7 +314,12 @@ OnOutcome = Callable[[Outcome], None]
 
 
 def run_local(tasks: Sequence[Task], workers: int, on_outcome: OnOutcome) -> list[Outcome]:
-    """Run ``tasks`` on ``workers`` processes (in this process for the no-notebook path)."""
+    """Run ``tasks`` on ``workers`` processes (in this process for the no-notebook path).
+
+    A ``KeyboardInterrupt`` (SIGINT, or SIGTERM as :class:`evalkit.signals.Terminated`)
+    stops the batch within the evaluations in flight: no queued task starts, every
+    worker stops its evaluation (its kernel shut down) and ends, then it is re-raised.
+    """
     if not tasks:
         return []
     if not tasks[0].settings.with_notebook:
@@ -291,13 +336,42 @@ def run_local(tasks: Sequence[Task], workers: int, on_outcome: OnOutcome) -> lis
     # batch survives whatever one evaluation does. forkserver: workers start from a clean
     # process, not a copy of this one.
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures: dict[Future[Outcome], Task] = {pool.submit(run_task, task): task for task in tasks}
+    pool = ProcessPoolExecutor(
+        max_workers=max(1, workers), mp_context=context, initializer=worker_signals
+    )
+    try:
+        futures: dict[Future[Outcome], Task] = {
+            pool.submit(_run_in_worker, task): task for task in tasks
+        }
         for future in as_completed(futures):
             outcome = _result(future, futures[future])
             on_outcome(outcome)
             outcomes.append(outcome)
+    except KeyboardInterrupt:
+        _stop(pool)
+        raise
+    pool.shutdown()
     return outcomes
+
+
+def _run_in_worker(task: Task) -> Outcome:
+    """:func:`run_task` in a worker process: SIGTERM unwinds the evaluation (its kernel
+    shut down, its staging folder removed) and ends the worker, which takes no more."""
+    try:
+        with running_task():
+            return run_task(task)
+    except KeyboardInterrupt:
+        os._exit(143)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and stop every worker, waiting for each to end."""
+    processes = list(pool._processes.values())  # the pool has no public list of them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()  # SIGTERM: the worker unwinds its evaluation (worker_signals)
+    for process in processes:
+        process.join()
 
 
 def _result(future: Future[Outcome], task: Task) -> Outcome:
@@ -357,10 +431,18 @@ def index_rows(runs_dir: Path, workspace: Path) -> list[dict[str, Any]]:
     """One row per evaluation found under ``runs_dir`` (every judge), in run, range order."""
     rows = []
     for scores_path in sorted(runs_dir.glob(f"*/*/evaluations/*/{SCORES_FILENAME}")):
+        # Hidden folders are staged, retired or kept-aside evaluations, not records; and a
+        # record is read only through names that stay in the runs folder.
+        if any(part.startswith(".") for part in scores_path.relative_to(runs_dir).parts):
+            continue
         try:
-            scores = json.loads(scores_path.read_text(encoding="utf-8"))
+            scores = read_json(scores_path, runs_dir, what=SCORES_FILENAME)
             meta, summary = scores["meta"], scores["summary"]
-        except (OSError, ValueError, KeyError, TypeError):
+            if not isinstance(meta, dict) or not isinstance(summary, dict):
+                continue
+            checkpoint_scores = _checkpoint_scores(scores)
+            detection_pct, plan_pct = summary["detection"]["pct"], summary["plan"]["pct"]
+        except (EvalkitError, KeyError, TypeError, ValueError, AttributeError):
             continue
         folder = scores_path.parent
         html = folder / HTML_NAME
@@ -371,8 +453,8 @@ def index_rows(runs_dir: Path, workspace: Path) -> list[dict[str, Any]]:
                 "judge": meta.get("judge"),
                 "model": meta.get("evaluator_model"),
                 "prompt_version": meta.get("prompt_version"),
-                "detection_pct": summary["detection"]["pct"],
-                "plan_pct": summary["plan"]["pct"],
+                "detection_pct": detection_pct,
+                "plan_pct": plan_pct,
                 "mode": summary.get("diagnosis"),
                 "complete": summary.get("complete"),
                 "errored_items": len(summary.get("errored") or ()),
@@ -384,7 +466,7 @@ def index_rows(runs_dir: Path, workspace: Path) -> list[dict[str, Any]]:
                 "report": str(folder / REPORT_FILENAME),
                 # Each scored checkpoint's (score, max) per dimension: the leaderboard's
                 # bootstrap resamples them. Not an index column.
-                "checkpoint_scores": _checkpoint_scores(scores),
+                "checkpoint_scores": checkpoint_scores,
             }
         )
     return rows

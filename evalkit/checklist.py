@@ -18,11 +18,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .bounded import MAX_NAME_BYTES, MAX_TEXT_BYTES, shown
 from .checklist_fields import CANONICAL_FIELDS, SCOPES, normalize_name, unknown_field_warnings
-from .errors import ChecklistError, ChecklistErrors
+from .errors import ChecklistError, ChecklistErrors, RunError
+from .fileio import read_confined
 from .markdown import MarkdownDocument
 from .markdown import parse as parse_markdown
 from .model import REPORT_KINDS, Capability, Checkpoint, Range, Scope
+from .workspace import POINT_ELSEWHERE
 
 __all__ = [
     "CHECKLIST_FILENAME",
@@ -36,7 +39,8 @@ __all__ = [
 CHECKLIST_FILENAME = "checklist.md"
 
 RANGE_ID = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_CHK_ID = re.compile(r"CHK-\d+")
+# At most 9 digits: a checkpoint number, not a number of 5,000 digits int() refuses.
+_CHK_ID = re.compile(r"CHK-\d{1,9}")
 
 # ATX headings need a space after the hashes ("#tag" is text); a closing "##" run is dropped.
 _SECTION = re.compile(r"#{1,2}(?!#)(?:\s+(.*?))?(?:\s+#+)?\s*$")
@@ -54,15 +58,20 @@ _NOTES = "Notes"
 # --------------------------------------------------------------------------- public API
 
 
-def natural_key(chk_id: str) -> tuple[tuple[str | int, ...], str]:
+def natural_key(chk_id: str) -> tuple[tuple[str | tuple[int, str], ...], str]:
     """Sort key that orders digit runs by value, so ``CHK-2`` sorts before ``CHK-10``.
 
     Text parts compare case-insensitively; the original string breaks ties
-    (``CHK-1`` vs ``CHK-01``) so the order is total and stable.
+    (``CHK-1`` vs ``CHK-01``) so the order is total and stable. A digit run is
+    compared by its length, then its digits (leading zeros dropped): its value,
+    without converting it, so a name of any length sorts.
     """
     parts = re.split(r"(\d+)", chk_id)
     # re.split with a group alternates text/digits, so positions never mix types.
-    key = tuple(int(part) if index % 2 else part.lower() for index, part in enumerate(parts))
+    key = tuple(
+        (len(digits := part.lstrip("0")), digits) if index % 2 else part.lower()
+        for index, part in enumerate(parts)
+    )
     return key, chk_id
 
 
@@ -129,14 +138,15 @@ def list_ranges(ranges_dir: str | Path) -> list[str]:
     return sorted(names, key=natural_key)
 
 
-def load_range(ranges_dir: str | Path, range_id: str) -> Range:
-    """Read and parse ``<ranges_dir>/<range_id>/checklist.md``."""
+def load_range(ranges_dir: str | Path, range_id: str, *, allow_outside: bool = False) -> Range:
+    """Read and parse ``<ranges_dir>/<range_id>/checklist.md``, which must resolve inside
+    ``ranges_dir`` (unless ``allow_outside``)."""
     checklist = Path(ranges_dir) / range_id / CHECKLIST_FILENAME
     # A range id is a folder name, never a path: refuse "../x" before touching disk.
-    if not RANGE_ID.fullmatch(range_id):
+    if not RANGE_ID.fullmatch(range_id) or len(range_id) > MAX_NAME_BYTES:
         raise ChecklistError(
-            f"invalid range id {range_id!r}: expected [a-z0-9][a-z0-9_-]*"
-            f"{_available_hint(ranges_dir)}",
+            f"invalid range id {shown(range_id)}: expected [a-z0-9][a-z0-9_-]*, at most"
+            f" {MAX_NAME_BYTES} characters{_available_hint(ranges_dir)}",
             path=Path(ranges_dir),
         )
     if not checklist.is_file():
@@ -145,18 +155,35 @@ def load_range(ranges_dir: str | Path, range_id: str) -> Range:
             f"{_available_hint(ranges_dir)}",
             path=checklist,
         )
-    return load_checklist(checklist, expected_range=range_id)
+    return load_checklist(
+        checklist, expected_range=range_id, root=ranges_dir, allow_outside=allow_outside
+    )
 
 
-def load_checklist(path: str | Path, *, expected_range: str | None = None) -> Range:
-    """Read and parse one checklist file (its bytes are hashed as stored)."""
+def load_checklist(
+    path: str | Path,
+    *,
+    expected_range: str | None = None,
+    root: str | Path | None = None,
+    allow_outside: bool = False,
+) -> Range:
+    """Read and parse one checklist file (its bytes are hashed as stored).
+
+    The file is read only if it resolves inside ``root`` (default: the path itself,
+    which the caller named); a link leading out of it is refused.
+    """
     checklist = Path(path)
     try:
-        text = checklist.read_bytes().decode("utf-8")
+        data = read_confined(
+            checklist, root or checklist, allow_outside=allow_outside, max_bytes=MAX_TEXT_BYTES
+        )
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ChecklistError(
             f"not valid UTF-8 (byte {exc.start}): {exc.reason}", path=checklist
         ) from exc
+    except RunError as exc:
+        raise ChecklistError(exc.message, path=checklist) from None
     except OSError as exc:
         raise ChecklistError(f"cannot read checklist: {exc.strerror}", path=checklist) from exc
     return parse_checklist(text, str(checklist), expected_range=expected_range)
@@ -224,7 +251,7 @@ def _available_hint(ranges_dir: str | Path) -> str:
     available = list_ranges(ranges_dir)
     if available:
         return f" (available ranges: {', '.join(available)})"
-    return f" (no ranges in {ranges_dir})"
+    return f" (no ranges in {ranges_dir}: {POINT_ELSEWHERE})"
 
 
 def _join(parts: list[str]) -> str:
@@ -571,7 +598,8 @@ def _build_checkpoints(
             errors.add("checkpoint has no id", raw.line)
         elif not valid_id:
             errors.add(
-                f"invalid checkpoint id {raw.id!r}: expected CHK- followed by digits", raw.line
+                f"invalid checkpoint id {shown(raw.id)}: expected CHK- followed by 1 to 9 digits",
+                raw.line,
             )
         elif _id_number(raw.id) in first_seen:
             first_id, first_line = first_seen[_id_number(raw.id)]

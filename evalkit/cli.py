@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .bounded import check_name
 from .checklist import CHECKLIST_FILENAME, list_ranges, load_checklist, load_range
 from .errors import (
     ChecklistError,
@@ -32,10 +33,19 @@ from .errors import (
     JudgeInputError,
     NotebookError,
     OutputError,
+    one_line,
 )
 from .judges import DEFAULT_CLAUDE_MODEL, judge_spec
-from .judges.registry import add_judge_arguments, judge_settings_from_args, prompt_dir_arg
+from .judges.registry import (
+    JudgeSpec,
+    add_judge_arguments,
+    all_settings,
+    judge_settings_from_args,
+    prompt_dir_arg,
+)
 from .runs import load_submission
+from .signals import exit_code, terminate_as_interrupt
+from .workspace import POINT_ELSEWHERE, Workspace, absolute
 
 if TYPE_CHECKING:
     from .model import Tally
@@ -64,8 +74,7 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     run.add_argument(
         "--run", required=True, metavar="RUN_ID", help="the run folder under --runs-dir"
     )
-    run.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
-    run.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    add_workspace_arguments(run)
     add_judge_arguments(run)
     run.add_argument(
         "--out",
@@ -92,12 +101,60 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         " scores.json records it as meta.inputs_outside",
     )
     run.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the evaluation even with a less complete one (more items errored);"
+        " without it, such a run is kept aside and exits 1",
+    )
+    run.add_argument(
         "--allow-incomplete",
         action="store_true",
         help="exit 0, not 3, when the evaluation was written but some items errored",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)
+
+
+def add_workspace_arguments(
+    parser: argparse.ArgumentParser, *, ranges: bool = True, runs: bool = True
+) -> None:
+    """``--ranges-dir`` and ``--runs-dir``, whose defaults come from the workspace."""
+    if ranges:
+        parser.add_argument(
+            "--ranges-dir",
+            type=Path,
+            metavar="DIR",
+            help="folder of ranges (default: the workspace's ranges/)",
+        )
+    if runs:
+        parser.add_argument(
+            "--runs-dir",
+            type=Path,
+            metavar="DIR",
+            help="folder of runs (default: the workspace's runs/)",
+        )
+
+
+def judge_settings(
+    args: argparse.Namespace, spec: JudgeSpec, workspace: Workspace
+) -> dict[str, Any]:
+    """The judge's settings from the flags: a path the user typed is absolute against the
+    working directory; a default one (the response cache) lies in the workspace."""
+    settings = judge_settings_from_args(args, spec)
+    for name, value in settings.items():
+        if isinstance(value, Path):
+            given = getattr(args, name, None) is not None
+            settings[name] = absolute(value) if given else workspace.root / value
+    return settings
+
+
+def given_paths(args: argparse.Namespace) -> list[Path]:
+    """The paths the user typed as judge settings (``--cache-dir``, ``--verdicts`` ...)."""
+    return [
+        value
+        for setting in all_settings()
+        if isinstance(value := getattr(args, setting.name, None), Path)
+    ]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,8 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--range", dest="ranges", action="append", metavar="NAME")
     estimate.add_argument("--all-ranges", action="store_true")
     estimate.add_argument("--run", required=True, metavar="RUN_ID")
-    estimate.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
-    estimate.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    add_workspace_arguments(estimate)
     estimate.add_argument("--model", default=DEFAULT_MODEL)
     estimate.add_argument("--prompt-dir", type=prompt_dir_arg, metavar="DIR")
     estimate.add_argument(
@@ -147,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.set_defaults(handler=cmd_estimate)
 
     ranges = commands.add_parser("ranges", help="list the ranges")
-    ranges.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    add_workspace_arguments(ranges, runs=False)
     ranges.add_argument("--json", action="store_true", help="machine-readable output")
     ranges.set_defaults(handler=cmd_ranges)
     _add_command_modules(commands)
@@ -175,17 +231,18 @@ def _add_command_modules(commands: argparse._SubParsersAction[argparse.ArgumentP
 # --------------------------------------------------------------------------- run
 
 
-def _ranges_of_run(args: argparse.Namespace) -> list[str]:
+def _ranges_of_run(args: argparse.Namespace, workspace: Workspace) -> list[str]:
     if args.all_ranges and args.ranges:
         raise EvalkitError("give --range or --all-ranges, not both")
+    check_name(args.run, "run id")
     if args.all_ranges:
-        run_dir = args.runs_dir / args.run
+        run_dir = workspace.runs_dir / args.run
         if not run_dir.is_dir():
-            raise EvalkitError("run folder is missing", path=run_dir)
-        names = [name for name in list_ranges(args.ranges_dir) if (run_dir / name).is_dir()]
+            raise EvalkitError(f"run folder is missing ({POINT_ELSEWHERE})", path=run_dir)
+        names = [name for name in list_ranges(workspace.ranges_dir) if (run_dir / name).is_dir()]
         if not names:
             raise EvalkitError(
-                f"no range of {args.ranges_dir} has documents in this run", path=run_dir
+                f"no range of {workspace.ranges_dir} has documents in this run", path=run_dir
             )
         return names
     if not args.ranges:
@@ -208,41 +265,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .render.scores_json import read_scores_summary
     from .runplan import RunPlan
 
-    names = _ranges_of_run(args)
+    workspace = Workspace.from_args(args, args.out, args.notebook, *given_paths(args))
+    names = _ranges_of_run(args, workspace)
     spec = judge_spec(args.judge)
-    settings = judge_settings_from_args(args, spec)
+    settings = judge_settings(args, spec, workspace)
     # Check every input before executing anything, so bad input overwrites nothing.
     plans: list[RunPlan] = []
     for name in names:
-        out = args.out if args.out and len(names) == 1 else None
+        out = absolute(args.out) if args.out and len(names) == 1 else None
         if args.out and len(names) > 1:
-            out = args.out / name
+            out = absolute(args.out) / name
         plan = RunPlan.build(
             range_id=name,
             run_id=args.run,
             judge=args.judge,
-            ranges_dir=args.ranges_dir,
-            runs_dir=args.runs_dir,
+            ranges_dir=workspace.ranges_dir,
+            runs_dir=workspace.runs_dir,
             out_dir=out,
             judge_settings=settings,
             model_under_test=args.model_under_test,
             allow_outside_inputs=args.allow_outside_inputs,
             notebook=args.notebook,
-            base=Path.cwd(),
+            base=workspace.root,
         )
         rng, submission = load_inputs(plan)
+        # The evaluation and cache folders: no link planted on their way, before anything.
+        check_out_dir(plan, workspace)
+        _check_writable_folder(plan.out_dir)
         judge = build_judge(plan)
         # A backend that can tell, without calling out, that it cannot run (no API key for
         # answers the cache lacks) says so here, before any notebook starts.
         judge.preflight(rng, submission)
-        check_out_dir(plan)
-        _check_writable_folder(plan.out_dir)
         plans.append(plan)
 
     incomplete = False
     for plan in plans:
-        # The working directory is the workspace: the record names paths relative to it.
-        result = execute(plan, progress=not args.quiet, workspace=Path.cwd())
+        # The record names paths relative to the workspace.
+        result = execute(plan, progress=not args.quiet, workspace=workspace.root, force=args.force)
         summary = read_scores_summary(result.scores)
         incomplete = incomplete or not summary.complete
         print(_one_line_summary(plan.range_id, summary))
@@ -271,10 +330,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from .judges.llm.estimate import estimate
     from .pipeline import run_sync
 
+    workspace = Workspace.from_args(args, args.prompt_dir)
     rows = []
-    for name in _ranges_of_run(args):
-        rng = load_range(args.ranges_dir, name)
-        submission = load_submission(args.runs_dir, args.run, rng)
+    for name in _ranges_of_run(args, workspace):
+        rng = load_range(workspace.ranges_dir, name)
+        submission = load_submission(workspace.runs_dir, args.run, rng)
         result = run_sync(
             functools.partial(
                 estimate,
@@ -334,12 +394,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     # linters print theirs; the exit code says whether there were any.
     from .labels import find_label_files, validate_label_files
 
+    workspace = Workspace.from_args(args, *args.paths)
     failures = 0
-    for given in args.paths:
+    for given in args.paths:  # as typed: the findings name them so
         # Gold label files (runs/<run>/<range>/labels/*.json) under the path are checked too.
         label_files = find_label_files(given)
         if label_files:
-            lines, failed = validate_label_files(label_files)
+            lines, failed = validate_label_files(label_files, workspace)
             print("\n".join(lines))
             failures += failed
         try:
@@ -352,7 +413,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for file in files:
             expected = file.parent.name if file.name == CHECKLIST_FILENAME else None
             try:
-                rng = load_checklist(file, expected_range=expected)
+                # Never through a link out of its root (the ranges folder, or the folder
+                # named): a linked checklist is not read, nor quoted in an error.
+                rng = load_checklist(file, expected_range=expected, root=workspace.read_root(file))
             except ChecklistErrors as exc:
                 for error in exc.errors:
                     print(str(error))
@@ -368,13 +431,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_ranges(args: argparse.Namespace) -> int:
-    if not args.ranges_dir.is_dir():
-        raise EvalkitError("ranges folder is missing", path=args.ranges_dir)
+    workspace = Workspace.from_args(args)
+    ranges_dir = workspace.require(workspace.ranges_dir, "ranges")
     rows: list[dict[str, Any]] = []
     invalid = 0
-    for name in list_ranges(args.ranges_dir):
+    for name in list_ranges(ranges_dir):
         try:
-            rng = load_range(args.ranges_dir, name)
+            rng = load_range(ranges_dir, name)
         except ChecklistError as exc:
             # One broken checklist must not hide the others.
             print(f"error: {exc}", file=sys.stderr)
@@ -393,7 +456,7 @@ def cmd_ranges(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:
-        print(f"no valid ranges under {args.ranges_dir}")
+        print(f"no valid ranges under {ranges_dir}")
     else:
         width = max(len(row["range"]) for row in rows)
         for row in rows:
@@ -412,7 +475,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.handler(args)
+        # SIGTERM unwinds as a Ctrl-C does: kernel, staging folder and lock cleaned up.
+        with terminate_as_interrupt():
+            code: int = args.handler(args)
         return code
     except JudgeInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -424,9 +489,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalkitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
+    except OSError as exc:
+        # The last line of defence: an environment failure is still one line, never a
+        # traceback (bad input is refused before, with exit 2).
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt as exc:
         print("interrupted", file=sys.stderr)
-        return 130
+        return exit_code(exc)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,18 @@ A judge failure on a *single* checkpoint is not an exception: it is recorded as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
+
+# A message is one line whatever it quotes: a line break in a run id or a file name is
+# shown escaped, never printed.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (line breaks included) shown escaped."""
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
 
 
 class EvalkitError(Exception):
@@ -50,7 +60,7 @@ class EvalkitError(Exception):
         prefix = self.location
         item = f"{self.item}: " if self.item else ""
         text = f"{item}{self.message}"
-        return f"{prefix}: {text}" if prefix else text
+        return one_line(f"{prefix}: {text}" if prefix else text)
 
 
 class ChecklistError(EvalkitError):

@@ -11,7 +11,10 @@ The run folder is written by the agent under test, so nothing in it is trusted:
   API keys found in the data are redacted first (:func:`redact_secrets`).
 - :func:`safe_name` is the only way a judge or model name becomes a folder name.
 - :func:`confined` refuses an input that resolves (symlinks followed) outside
-  its ranges or runs folder.
+  its root; :func:`read_confined` reads one that does not, checking again once
+  the file is open (a link swapped in meanwhile is refused too), and never
+  blocks on a FIFO or reads a device. Which root is :class:`evalkit.workspace.Workspace`'s
+  to say.
 - :func:`evaluation_lock` allows one run at a time into an evaluation folder.
 """
 
@@ -30,8 +33,10 @@ from .errors import OutputError, RunError
 
 __all__ = [
     "SECRET_ENV_VARS",
+    "check_target",
     "confined",
     "evaluation_lock",
+    "read_confined",
     "redact_secrets",
     "safe_name",
     "write_bytes_atomic",
@@ -104,22 +109,60 @@ def confined(path: str | Path, root: str | Path, *, allow_outside: bool = False)
     """``path`` resolved (symlinks followed); a RunError when it leaves ``root``.
 
     With ``allow_outside`` the check is skipped (the run records that it was).
+    The message names the path as given, not where it leads: what lies outside is
+    none of the input's business.
     """
-    resolved = Path(path).resolve()
+    resolved = Path(os.path.realpath(path))
     if allow_outside:
         return resolved
-    base = Path(root).resolve()
-    if resolved != base and base not in resolved.parents:
+    if is_outside(resolved, root):
         raise RunError(
-            f"refusing to read {path}: it resolves to {resolved}, outside {root}"
-            " (--allow-outside-inputs permits it)",
-            path=path,
+            f"refusing to read {path}: it leads outside {root} (through a link or ..)", path=path
         )
     return resolved
 
 
+def read_confined(
+    path: str | Path,
+    root: str | Path,
+    *,
+    allow_outside: bool = False,
+    max_bytes: int | None = None,
+) -> bytes:
+    """The bytes of the regular file ``path``, which must resolve inside ``root``.
+
+    Links that stay inside ``root`` are followed; one that leads out is a RunError,
+    and so is a FIFO, a device or a folder (which would block or mean nothing), or
+    a file larger than ``max_bytes``. The file is checked again once open, so a
+    link swapped in between is refused too. A missing file is the usual
+    ``FileNotFoundError``, for the caller's own message.
+    """
+    resolved = confined(path, root, allow_outside=allow_outside)
+    fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        opened = os.fstat(fd)
+        if not _is_regular(opened.st_mode):
+            raise RunError("refusing to read: not a regular file", path=path)
+        again = confined(path, root, allow_outside=allow_outside)
+        now = os.stat(again)
+        if again != resolved or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+            raise RunError("refusing to read: it changed while it was opened", path=path)
+        if max_bytes is not None and opened.st_size > max_bytes:
+            raise RunError(
+                f"refusing to read: {opened.st_size} bytes, above the limit of {max_bytes}",
+                path=path,
+            )
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def is_outside(path: str | Path, root: str | Path) -> bool:
-    resolved, base = Path(path).resolve(), Path(root).resolve()
+    """Whether ``path`` resolves (symlinks followed) outside ``root`` (resolved too)."""
+    resolved, base = Path(os.path.realpath(path)), Path(os.path.realpath(root))
     return resolved != base and base not in resolved.parents
 
 
@@ -260,6 +303,22 @@ def check_no_symlinks(folder: str | Path, root: str | Path) -> None:
             return
 
 
+def check_target(path: str | Path, root: str | Path) -> None:
+    """Refuse, before anything is written, an output file that the writer would refuse:
+    one reached through a symlink below ``root``, or that is itself a symlink, a folder,
+    a FIFO or anything but a regular file (RunError)."""
+    target = Path(os.path.abspath(path))
+    check_no_symlinks(target.parent, root)
+    try:
+        existing = os.lstat(target)
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        raise RunError("cannot write: a part of its folder is a file", path=target) from None
+    if not _is_regular(existing.st_mode):
+        raise RunError("refusing to write: it is a symlink or not a regular file", path=target)
+
+
 # --------------------------------------------------------------------------- lock
 
 
@@ -268,11 +327,15 @@ def evaluation_lock(out_dir: str | Path, *, root: str | Path | None = None) -> I
     """Hold the lock of one evaluation folder; a second holder fails with one line.
 
     The lock file sits beside the folder (``.<name>.lock``), not in it, because
-    the folder itself is swapped when a run publishes its outputs.
+    the folder itself is swapped when a run publishes its outputs. A folder that
+    is its own ``root`` (one the user named, ``--out .`` included) keeps its lock
+    inside (``.evalkit.lock``): nothing is written beside a folder the user named.
     """
     folder = Path(out_dir)
-    parent = make_folder(folder.parent, root=root)
-    lock_path = parent / f".{folder.name}.lock"
+    if root is not None and os.path.abspath(root) == os.path.abspath(folder):
+        lock_path = make_folder(folder, root=folder) / ".evalkit.lock"
+    else:
+        lock_path = make_folder(folder.parent, root=root) / f".{folder.name}.lock"
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
     except OSError as exc:

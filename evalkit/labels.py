@@ -16,22 +16,29 @@ are the one home of these checks: the labelling notebook
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jsonschema import Draft202012Validator
 
+from .bounded import check_name, parse_json
 from .checklist import load_range
-from .errors import EvalkitError, LabelError
+from .errors import EvalkitError, LabelError, RunError
+from .fileio import read_confined
 from .grounding import Sources
 from .model import Range, SourceName, Submission
 from .penalties import PENALTY_SOURCES, penalty_rule
 from .runs import load_submission
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 __all__ = [
     "JUDGE_SIDE_PREFIX",
@@ -129,21 +136,21 @@ def _json_path(parts: Iterable[str | int]) -> str:
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
 
 
-def load_labels(path: Path) -> LabelSet:
+def load_labels(path: Path, *, root: Path | None = None) -> LabelSet:
     """Read one label file; a file that is not JSON or breaks the schema is a LabelError.
 
-    The error names the file and carries every schema problem in ``problems``.
+    The error names the file and carries every schema problem in ``problems``. The
+    file is read only if it resolves inside ``root`` (default: the path itself), and
+    parsed within :mod:`evalkit.bounded`'s bounds (depth, number size).
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        raw = read_confined(path, root if root is not None else path)
+    except RunError as exc:
+        raise LabelError(exc.message, path=path) from None
     except OSError as exc:
         raise LabelError(f"cannot read label file: {exc.strerror}", path=path) from exc
-    except UnicodeDecodeError as exc:
-        raise LabelError(f"not valid UTF-8 (byte {exc.start})", path=path) from exc
-    except json.JSONDecodeError as exc:
-        raise LabelError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
-    return label_from_data(data, path)
+    return label_from_data(parse_json(raw, path=path, error=LabelError), path)
 
 
 def _schema_problems(data: Any, validator: Draft202012Validator) -> list[str]:
@@ -162,6 +169,11 @@ def label_from_data(data: Any, path: Path) -> LabelSet:
     """
     path = Path(path)
     problems = _schema_problems(data, _validator())
+    if not problems:
+        try:
+            datetime.date.fromisoformat(data["created"])
+        except ValueError:
+            problems = [f"schema: $.created: {data['created']!r} is not a date (YYYY-MM-DD)"]
     if problems:
         raise LabelError(problems[0], path=path, problems=problems)
     return LabelSet(
@@ -294,8 +306,12 @@ def _label_paths(pair_dir: Path) -> list[Path]:
 
 
 def find_labels(runs_dir: Path, run_id: str, range_id: str) -> tuple[LabelSet, ...]:
-    """Every label file of one pair, loaded and sorted by labeller (``()`` when none)."""
-    loaded = [load_labels(path) for path in _label_paths(Path(runs_dir) / run_id / range_id)]
+    """Every label file of one pair, loaded and sorted by labeller (``()`` when none); a
+    file, or a ``labels`` folder, that leads out of ``runs_dir`` is a LabelError."""
+    loaded = [
+        load_labels(path, root=Path(runs_dir))
+        for path in _label_paths(Path(runs_dir) / run_id / range_id)
+    ]
     return tuple(sorted(loaded, key=lambda labels: labels.labeller))
 
 
@@ -473,12 +489,17 @@ def _adjudication_problems(labels: LabelSet) -> list[str]:
     for side in labels.resolves:
         if side.startswith(JUDGE_SIDE_PREFIX) or side in reserved or side == labels.labeller:
             continue
-        path = labels.path.with_name(f"{side}.json")
+        try:
+            path = labels.path.with_name(f"{check_name(side, 'label name')}.json")
+        except EvalkitError as exc:
+            problems.append(f"resolves {exc.message}")
+            continue
         if not path.is_file():
             problems.append(f"resolves {side!r}, but there is no {path.name} beside it")
             continue
         try:
-            others[side] = load_labels(path)
+            # Beside it means beside it: a link out of its labels folder is not read.
+            others[side] = load_labels(path, root=labels.path.parent)
         except LabelError as exc:
             problems.append(f"resolves {side!r}, whose {path.name} is not a label file: {exc}")
     for item in labels.items:
@@ -533,9 +554,10 @@ def _ranges_dir_for(runs_dir: Path) -> Path:
     return beside if beside.is_dir() else Path("ranges")
 
 
-def _problems_of(path: Path) -> list[str]:
+def _problems_of(path: Path, workspace: Workspace | None) -> list[str]:
+    root = workspace.read_root(path) if workspace is not None else None
     try:
-        labels = load_labels(path)
+        labels = load_labels(path, root=root)
     except LabelError as exc:
         if exc.line is not None:
             return [f"line {exc.line}: {exc.message}"]
@@ -543,21 +565,27 @@ def _problems_of(path: Path) -> list[str]:
     if len(path.parents) < 4 or path.parent.name != LABELS_DIRNAME:
         return [f"a label file belongs in <runs>/<run>/<range>/{LABELS_DIRNAME}/<labeller>.json"]
     runs_dir, run_id, range_id = path.parents[3], path.parents[2].name, path.parents[1].name
+    ranges_dir = _ranges_dir_for(runs_dir)
+    if workspace is not None and Path(os.path.abspath(runs_dir)) == workspace.runs_dir:
+        ranges_dir = workspace.ranges_dir
     try:
-        rng = load_range(_ranges_dir_for(runs_dir), range_id)
+        rng = load_range(ranges_dir, range_id)
         submission = load_submission(runs_dir, run_id, rng)
     except EvalkitError as exc:
         return [str(exc)]
     return check_labels(labels, rng, submission)
 
 
-def validate_label_files(paths: Sequence[Path]) -> tuple[list[str], int]:
+def validate_label_files(
+    paths: Sequence[Path], workspace: Workspace | None = None
+) -> tuple[list[str], int]:
     """Check label files; return the lines to print (``file: problem``, or ``file: ok``)
-    and how many files had problems."""
+    and how many files had problems. With ``workspace``, each file is read without
+    following a link out of its root there, and the workspace's ranges are used."""
     lines: list[str] = []
     failed = 0
     for path in paths:
-        problems = _problems_of(path)
+        problems = _problems_of(path, workspace)
         if problems:
             failed += 1
             lines += [f"{path}: {problem}" for problem in problems]

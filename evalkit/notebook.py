@@ -3,7 +3,11 @@
 The executed notebook, ``scores.json`` and ``evaluation-report.md`` land in
 one output folder, published together: the notebook runs in a staging folder
 that is swapped in only on success, so a failed run never replaces a good
-record; the failed notebook is kept as ``evaluation.failed.ipynb``.
+record; the failed notebook is kept as ``evaluation.failed.ipynb``. Nor does a
+run less complete than the record it would replace (more items errored): it is
+kept aside, hidden beside the record, unless forced. Publishing carries over
+every file of the old folder the run did not write, as it is (a link stays a
+link, a FIFO a FIFO): evalkit deletes only what it wrote.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import secrets
 import shutil
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,9 +24,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import NotebookError, OutputError
+from .errors import EvalkitError, NotebookError, OutputError
 from .fileio import evaluation_lock, make_folder, write_bytes_atomic
 from .runplan import PARENT_PID_ENV, WORKSPACE_ENV, RunPlan
+from .workspace import read_json
 
 NOTEBOOK_NAME = "evaluation.ipynb"
 FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
@@ -95,10 +101,13 @@ def execute(
     cell_timeout: float | None = None,
     workspace: Path | None = None,
     html: bool = True,
+    force: bool = False,
 ) -> NotebookRun:
     """Run the evaluation notebook for ``plan``; its outputs appear in ``plan.out_dir`` at once.
 
-    See :func:`execute_notebook`, which this calls with the plan's parameters.
+    See :func:`execute_notebook`, which this calls with the plan's parameters. A
+    record with more errored items than the one in ``plan.out_dir`` is kept aside
+    instead of replacing it, unless ``force``.
     """
     return execute_notebook(
         plan.notebook or template_path(),
@@ -110,7 +119,41 @@ def execute(
         cell_timeout=cell_timeout,
         workspace=workspace,
         html=html,
+        keep_complete=not force,
     )
+
+
+SCORES_NAME = "scores.json"
+
+
+def errored_items(folder: Path, root: Path) -> int | None:
+    """How many items errored in the record ``folder`` holds (its ``scores.json``, read
+    without following a link out of ``root``); None when there is no readable record."""
+    try:
+        data = read_json(folder / SCORES_NAME, root, what=SCORES_NAME)
+        errored = data["summary"]["errored"]
+    except (EvalkitError, KeyError, TypeError):
+        return None
+    return len(errored) if isinstance(errored, list) else None
+
+
+def less_complete(new: int | None, old: int | None) -> str | None:
+    """Why a record with ``new`` errored items must not replace one with ``old``; None when
+    it may (either is unknown, or it is at least as complete)."""
+    if new is None or old is None or new <= old:
+        return None
+    return (
+        f"not replacing a more complete record ({old} item(s) errored) with one where {new} errored"
+    )
+
+
+def aside_folder(out_dir: Path, root: Path) -> Path:
+    """Where a less complete record is kept: hidden beside the record (or inside a folder
+    the user named), stamped with the time, so no index or comparison picks it up."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    if os.path.abspath(out_dir) == os.path.abspath(root):
+        return out_dir / f".evalkit.incomplete-{stamp}"
+    return out_dir.parent / f".{out_dir.name}.incomplete-{stamp}"
 
 
 def execute_notebook(
@@ -125,6 +168,7 @@ def execute_notebook(
     cell_timeout: float | None = None,
     workspace: Path | None = None,
     html: bool = True,
+    keep_complete: bool = False,
 ) -> NotebookRun:
     """Run ``template`` with ``parameters``; its outputs appear in ``out_dir`` all at once.
 
@@ -134,8 +178,12 @@ def execute_notebook(
     the files it writes and its HTML page are published together, and a failed run
     leaves every earlier file as it was (its notebook is kept as
     ``<record>.failed.ipynb`` in the output folder). No folder below ``root``
-    (default: the output folder's parent) may be a symlink. The kernel learns this
-    process's pid and stops when it dies.
+    (default: the output folder's parent) may be a symlink. An output folder that is
+    its own ``root`` (a folder the user named) keeps the lock and the staging folder
+    inside it, and its outputs are moved in one by one. With ``keep_complete``, a
+    ``scores.json`` with more errored items than the one it would replace is not
+    published: it is kept aside (:func:`aside_folder`) and an OutputError says where.
+    The kernel learns this process's pid and stops when it dies.
 
     ``cell_timeout`` (seconds) fails a cell that runs longer, and the kept failed
     notebook says so (papermill does not). With ``workspace``, the kernel runs there
@@ -149,6 +197,10 @@ def execute_notebook(
     from papermill.exceptions import PapermillExecutionError
 
     root = root or out_dir.parent
+    # A folder the user named keeps its lock, staging and retired files inside; an
+    # evaluation folder keeps them beside it (it is swapped in whole).
+    inside = os.path.abspath(out_dir) == os.path.abspath(root)
+    home, prefix = (out_dir, ".evalkit") if inside else (out_dir.parent, f".{out_dir.name}")
     stem = record_name.removesuffix(".ipynb")
     failed = f"{stem}.failed.ipynb"
     warming = None
@@ -162,11 +214,11 @@ def execute_notebook(
         warming.start()
     with evaluation_lock(out_dir, root=root):
         # Holding the lock, anything staged or retired by a run that was killed is stale.
-        for stale in out_dir.parent.glob(f".{out_dir.name}.staging-*"):
+        for stale in home.glob(f"{prefix}.staging-*"):
             shutil.rmtree(stale, ignore_errors=True)
-        for stale in out_dir.parent.glob(f".{out_dir.name}.old-*"):
+        for stale in home.glob(f"{prefix}.old-*"):
             shutil.rmtree(stale, ignore_errors=True)
-        staging = out_dir.parent / f".{out_dir.name}.staging-{secrets.token_hex(4)}"
+        staging = home / f"{prefix}.staging-{secrets.token_hex(4)}"
         make_folder(staging, root=root)
         running = staging / record_name
         given = {**parameters, "out_dir": str(staging)}
@@ -228,7 +280,19 @@ def execute_notebook(
 
                 warming.join()
                 export_html(running, running.with_suffix(".html"))
-            _publish(staging, out_dir, failed)
+            reason = keep_complete and less_complete(
+                errored_items(staging, staging), errored_items(out_dir, root)
+            )
+            if reason:
+                kept = aside_folder(out_dir, root)
+                os.replace(staging, kept)
+                raise OutputError(
+                    f"{reason}: the new one is kept in {kept} (--force replaces)", path=out_dir
+                )
+            if inside:
+                _publish_into(staging, out_dir, failed, prefix)
+            else:
+                _publish(staging, out_dir, failed)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return NotebookRun(notebook=out_dir / record_name, out_dir=out_dir)
@@ -237,30 +301,54 @@ def execute_notebook(
 def _publish(staging: Path, out_dir: Path, failed: str) -> None:
     """Swap the staging folder in as ``out_dir``; the old folder goes away only after.
 
-    Files of the old folder that this run did not write (a user's notes) are
-    carried over, so publishing replaces only what the run produced; the failed
-    notebook of an earlier run is dropped, since this run succeeded.
+    Every entry of the old folder that this run did not write (a user's notes, a
+    link, a FIFO) is carried over as it is, by renaming, so publishing replaces
+    only what the run produced and deletes nothing else; the failed notebook of an
+    earlier run is dropped, since this run succeeded.
     """
     if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
         raise OutputError("refusing to replace a symlink or file", path=out_dir)
-    if out_dir.is_dir():
-        for entry in out_dir.iterdir():
-            if entry.name == failed or (staging / entry.name).exists():
-                continue
-            if entry.is_file() and not entry.is_symlink():
-                os.link(entry, staging / entry.name)
-            elif entry.is_dir() and not entry.is_symlink():
-                shutil.copytree(entry, staging / entry.name, symlinks=True)
-        retired = out_dir.parent / f".{out_dir.name}.old-{secrets.token_hex(4)}"
-        os.replace(out_dir, retired)
-        try:
-            os.replace(staging, out_dir)
-        except OSError:
-            os.replace(retired, out_dir)  # put the old record back
-            raise
-        shutil.rmtree(retired, ignore_errors=True)
-    else:
+    if not out_dir.is_dir():
         os.replace(staging, out_dir)
+        return
+    retired = out_dir.parent / f".{out_dir.name}.old-{secrets.token_hex(4)}"
+    os.replace(out_dir, retired)
+    carried: list[str] = []
+    try:
+        for name in sorted(os.listdir(retired)):
+            if name == failed or os.path.lexists(staging / name):
+                continue
+            os.replace(retired / name, staging / name)
+            carried.append(name)
+        os.replace(staging, out_dir)
+    except OSError:
+        for name in carried:  # put the old record back, whole
+            os.replace(staging / name, retired / name)
+        os.replace(retired, out_dir)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def _publish_into(staging: Path, out_dir: Path, failed: str, prefix: str) -> None:
+    """Move each staged output into ``out_dir`` (a folder the user named, never swapped);
+    the outputs it replaces, and an earlier failed notebook, go away only after, and
+    nothing else of the folder is touched."""
+    retired = out_dir / f"{prefix}.old-{secrets.token_hex(4)}"
+    make_folder(retired, root=out_dir)
+    replaced: list[str] = []
+    try:
+        for name in [*sorted(os.listdir(staging)), failed]:
+            if os.path.lexists(out_dir / name):
+                os.replace(out_dir / name, retired / name)
+                replaced.append(name)
+            if name != failed:
+                os.replace(staging / name, out_dir / name)
+    except OSError:
+        for name in replaced:  # put back what is not replaced yet
+            if not os.path.lexists(out_dir / name):
+                os.replace(retired / name, out_dir / name)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
 
 
 @contextmanager

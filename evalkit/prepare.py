@@ -20,12 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from .checklist import CHECKLIST_FILENAME, load_range
-from .fileio import check_no_symlinks, confined, is_outside, make_folder
+from .fileio import is_outside, make_folder
 from .judges import Judge, make_judge
 from .judges.file import FileJudge
 from .model import Range, Submission
 from .runplan import RunPlan
 from .runs import load_submission
+from .workspace import Workspace, within
 
 __all__ = ["build_judge", "check_out_dir", "load_inputs", "prepare_out_dir"]
 
@@ -36,8 +37,7 @@ def load_inputs(plan: RunPlan) -> tuple[Range, Submission]:
     Raises ChecklistError / RunError.
     """
     checklist = plan.ranges_dir / plan.range_id / CHECKLIST_FILENAME
-    confined(checklist, plan.ranges_dir, allow_outside=plan.allow_outside_inputs)
-    rng = load_range(plan.ranges_dir, plan.range_id)
+    rng = load_range(plan.ranges_dir, plan.range_id, allow_outside=plan.allow_outside_inputs)
     submission = load_submission(
         plan.runs_dir,
         plan.run_id,
@@ -52,15 +52,22 @@ def load_inputs(plan: RunPlan) -> tuple[Range, Submission]:
 
 def build_judge(plan: RunPlan) -> Judge:
     """The judge ``plan`` names, with its settings; or, when the plan replays a recorded
-    evaluation, the recorded verdicts under that judge's identity."""
+    evaluation, the recorded verdicts under that judge's identity (read without following
+    a link out of the runs folder, or of the folder itself when it lies elsewhere)."""
     if plan.replay_from is not None:
-        return FileJudge.from_record(plan.replay_from)
+        root = plan.runs_dir if within(plan.replay_from, plan.runs_dir) else plan.replay_from
+        return FileJudge.from_record(plan.replay_from, root=root)
     return make_judge(plan.judge, **dict(plan.judge_settings))
 
 
-def check_out_dir(plan: RunPlan) -> None:
-    """Refuse an evaluation folder reached through a planted symlink (RunError)."""
-    check_no_symlinks(plan.out_dir, plan.output_root)
+def check_out_dir(plan: RunPlan, workspace: Workspace | None = None) -> None:
+    """Refuse, before anything runs, an evaluation folder or a response cache folder that
+    is a symlink or is reached through one (RunError, exit 2)."""
+    workspace = workspace or plan.workspace()
+    workspace.check_out(plan.out_dir)
+    cache = plan.judge_settings.get("cache_dir")
+    if isinstance(cache, Path):
+        workspace.check_out(cache)
 
 
 def prepare_out_dir(plan: RunPlan) -> Path:

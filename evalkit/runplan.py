@@ -31,6 +31,10 @@ from .errors import EvalkitError
 from .fileio import safe_name
 from .judges.registry import all_settings, judge_spec, make_judge
 
+# Workspace discovery lives in evalkit.workspace; its names stay importable from here, as
+# the labelling notebooks import them.
+from .workspace import WORKSPACE_ENV, Workspace, find_workspace
+
 __all__ = [
     "PARENT_PID_ENV",
     "WORKSPACE_ENV",
@@ -42,7 +46,6 @@ __all__ = [
     "stop_with_parent",
 ]
 
-WORKSPACE_ENV = "EVALKIT_WORKSPACE"
 # Set by the CLI for the kernel it starts: the kernel stops when that process dies.
 PARENT_PID_ENV = "EVALKIT_PARENT_PID"
 
@@ -116,23 +119,6 @@ def _parse_setting(name: str, kind: type, default: Any, value: object, base: Pat
 
 
 # --------------------------------------------------------------------------- workspace
-
-
-def find_workspace(start: str | Path | None = None) -> Path:
-    """The folder relative ``ranges_dir``/``runs_dir`` resolve against.
-
-    ``$EVALKIT_WORKSPACE`` when set; else the nearest folder, walking up from
-    ``start`` (default: the working directory), that holds ``ranges/`` and
-    ``runs/``; else ``start`` itself.
-    """
-    given = os.environ.get(WORKSPACE_ENV, "").strip()
-    if given:
-        return Path(given).resolve()
-    here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "ranges").is_dir() and (folder / "runs").is_dir():
-            return folder
-    return here
 
 
 def _absolute(path: Path, base: Path) -> Path:
@@ -323,11 +309,20 @@ class RunPlan:
     @property
     def output_root(self) -> Path:
         """The folder below which no component of an output path may be a symlink:
-        the runs folder for evaluation folders inside it, else the out folder's parent."""
+        the runs folder for evaluation folders inside it, else the out folder itself (a
+        folder the user named, whose lock and staging folder then stay inside it)."""
         # Lexically, never through links: a planted link must not move the root.
         if self.runs_dir in self.out_dir.parents:
             return self.runs_dir
-        return self.out_dir.parent
+        return self.out_dir
+
+    def workspace(self) -> Workspace:
+        """The workspace of this plan's folders (discovered as the CLI discovers it)."""
+        return Workspace.find(
+            ranges_dir=self.ranges_dir,
+            runs_dir=self.runs_dir,
+            allow_outside_inputs=self.allow_outside_inputs,
+        )
 
     def with_out_dir(self, out_dir: Path) -> RunPlan:
         return replace(self, out_dir=out_dir)
@@ -362,10 +357,23 @@ def stop_with_parent(interval: float = 0.2) -> bool:
     def watch() -> None:
         while alive():
             time.sleep(interval)
+        _remove_connection_file()
         os._exit(1)
 
     threading.Thread(target=watch, name="evalkit-parent-watch", daemon=True).start()
     return True
+
+
+def _remove_connection_file() -> None:
+    """Remove this kernel's connection file (its ports and HMAC key): the process that
+    started the kernel, which would have removed it, is gone."""
+    try:
+        from ipykernel.kernelapp import IPKernelApp
+
+        if IPKernelApp.initialized():
+            os.remove(IPKernelApp.instance().abs_connection_file)
+    except Exception:  # best effort: the kernel ends either way
+        pass
 
 
 def _is_running(pid: int) -> bool:

@@ -17,13 +17,15 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import yaml
+from yaml import ScalarNode
 
+from .bounded import check_name, compose_yaml, parse_yaml
 from .checklist import natural_key
 from .errors import RunError
-from .fileio import confined, is_outside
+from .fileio import confined, is_outside, read_confined
 from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
 from .textnorm import fold
+from .workspace import POINT_ELSEWHERE
 
 __all__ = ["DEFAULT_MAX_DOCUMENT_BYTES", "RUN_FILENAME", "list_runs", "load_submission"]
 
@@ -66,12 +68,15 @@ def load_submission(
     submission records that it did.
     """
     # A run id is a folder name; "../x" or "a/b" would read outside runs_dir.
-    if not run_id or run_id in {".", ".."} or "/" in run_id or "\\" in run_id:
-        raise RunError(f"invalid run id {run_id!r}", path=Path(runs_dir))
+    check_name(run_id, "run id", error=RunError)
     run_dir = Path(runs_dir) / run_id
     if not run_dir.is_dir():
         available = list_runs(runs_dir)
-        hint = f" (available runs: {', '.join(available)})" if available else ""
+        hint = (
+            f" (available runs: {', '.join(available)})"
+            if available
+            else f" (no runs in {runs_dir}: {POINT_ELSEWHERE})"
+        )
         raise RunError(f"run folder {run_dir} is missing{hint}", path=run_dir)
     range_dir = run_dir / rng.id
     if not range_dir.is_dir():
@@ -83,9 +88,10 @@ def load_submission(
     for path in inputs:
         confined(path, runs_dir, allow_outside=allow_outside_inputs)
     outside = allow_outside_inputs and any(is_outside(path, runs_dir) for path in inputs)
-    report = _read_document("report", report_path, max_document_bytes)
-    plan = _read_document("plan", plan_path, max_document_bytes)
-    meta = _read_run_yaml(run_yaml)
+    reader = _Reader(Path(runs_dir), allow_outside_inputs)
+    report = _read_document("report", report_path, max_document_bytes, reader)
+    plan = _read_document("plan", plan_path, max_document_bytes, reader)
+    meta = _read_run_yaml(run_yaml, reader)
     return Submission(
         run_id=run_id,
         range_id=rng.id,
@@ -104,14 +110,27 @@ def _blank_to_none(value: str | None) -> str | None:
     return (value.strip() or None) if value is not None else None
 
 
-def _read_text(path: Path, what: str) -> tuple[str, bytes]:
+class _Reader:
+    """Reads the files of a run, never through a link out of the runs folder."""
+
+    def __init__(self, root: Path, allow_outside: bool) -> None:
+        self.root = root
+        self.allow_outside = allow_outside
+
+    def read(self, path: Path, max_bytes: int | None = None) -> bytes:
+        return read_confined(path, self.root, allow_outside=self.allow_outside, max_bytes=max_bytes)
+
+
+def _read_text(
+    path: Path, what: str, reader: _Reader, max_bytes: int | None = None
+) -> tuple[str, bytes]:
     """The file's text (newlines normalised, BOM dropped) and its bytes as stored."""
     if not path.exists():
         raise RunError(f"{what} {path} is missing", path=path)
     if not path.is_file():
         raise RunError(f"{what} {path} is not a file", path=path)
     try:
-        data = path.read_bytes()
+        data = reader.read(path, max_bytes)
     except OSError as exc:
         raise RunError(f"cannot read {what} {path}: {exc.strerror}", path=path) from exc
     try:
@@ -125,7 +144,7 @@ def _read_text(path: Path, what: str) -> tuple[str, bytes]:
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"), data
 
 
-def _read_document(kind: SourceName, path: Path, max_bytes: int) -> Document:
+def _read_document(kind: SourceName, path: Path, max_bytes: int, reader: _Reader) -> Document:
     what = "analysis report" if kind == "report" else "remediation plan"
     if path.is_file() and (size := path.stat().st_size) > max_bytes:
         raise RunError(
@@ -133,7 +152,7 @@ def _read_document(kind: SourceName, path: Path, max_bytes: int) -> Document:
             f"{max_bytes / 2**20:.1f} MB (max_document_bytes)",
             path=path,
         )
-    text, data = _read_text(path, what)
+    text, data = _read_text(path, what, reader, max_bytes)
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise RunError(f"{what} {path} contains a NUL byte (\\x00)", path=path, line=line)
@@ -145,20 +164,14 @@ def _read_document(kind: SourceName, path: Path, max_bytes: int) -> Document:
     )
 
 
-def _read_run_yaml(path: Path) -> dict[str, str | None]:
+def _read_run_yaml(path: Path, reader: _Reader) -> dict[str, str | None]:
     """``model_under_test`` and ``notes`` from run.yaml; ``{}`` when there is none."""
     if not path.exists():
         return {}
-    text, _ = _read_text(path, RUN_FILENAME)
-    try:
-        # compose() keeps node positions, so type errors can name their line too.
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RunError(f"malformed YAML: {problem}", path=path, line=line) from exc
+    text, _ = _read_text(path, RUN_FILENAME, reader)
+    # compose() keeps node positions, so type errors can name their line too.
+    root = compose_yaml(text, path=path, error=RunError)
+    data: Any = parse_yaml(text, path=path, error=RunError)
     if data is None or root is None:
         return {}
     if not isinstance(data, dict):
@@ -168,9 +181,7 @@ def _read_run_yaml(path: Path) -> dict[str, str | None]:
             line=root.start_mark.line + 1,
         )
     key_lines = {
-        key.value: key.start_mark.line + 1
-        for key, _ in root.value
-        if isinstance(key, yaml.ScalarNode)
+        key.value: key.start_mark.line + 1 for key, _ in root.value if isinstance(key, ScalarNode)
     }
     meta: dict[str, str | None] = {}
     for key in ("model_under_test", "notes"):

@@ -31,8 +31,10 @@ from .pipeline import evaluate
 from .render import SCORES_FILENAME, to_scores_dict, validate_scores
 from .render.scores_json import json_path
 from .render.verdicts_json import VERDICTS_FILENAME
+from .replay import read_scores
 from .runs import load_submission
 from .screening import screen
+from .workspace import absolute, within
 
 
 @dataclass
@@ -47,8 +49,12 @@ class Verification:
 
 
 def locate_workspace(folder: Path) -> tuple[Path, Path]:
-    """``(ranges_dir, runs_dir)`` for ``runs/<run>/<range>/evaluations/<judge>``."""
-    folder = folder.resolve()
+    """``(ranges_dir, runs_dir)`` for ``runs/<run>/<range>/evaluations/<judge>``.
+
+    Read from the path as written (made absolute, never resolved): a link planted on
+    the way must not move the runs folder, which confines what is read and written.
+    """
+    folder = absolute(folder)
     if len(folder.parents) < 5 or folder.parent.name != "evaluations":
         raise EvalkitError(
             "not an evaluation folder (runs/<run>/<range>/evaluations/<judge>);"
@@ -104,22 +110,24 @@ def verify(
     folder: str | Path, *, ranges_dir: Path | None = None, runs_dir: Path | None = None
 ) -> Verification:
     """Check the record in ``folder``; the result lists every difference found."""
-    folder = Path(folder)
+    folder = absolute(folder)
     result = Verification(folder)
     scores_path = folder / SCORES_FILENAME
-    try:
-        scores = json.loads(scores_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EvalkitError(f"cannot read the recorded scores: {exc}", path=scores_path) from exc
+    if ranges_dir is None or runs_dir is None:
+        found_ranges, found_runs = locate_workspace(folder)
+        ranges_dir, runs_dir = ranges_dir or found_ranges, runs_dir or found_runs
+    # The record is read without following a link out of the runs folder holding it (or
+    # out of the folder itself, when it is not in the runs folder given).
+    root = absolute(runs_dir) if within(folder, absolute(runs_dir)) else folder
+    scores = read_scores(folder, root=root)
     if not (folder / VERDICTS_FILENAME).is_file():
         raise EvalkitError("no recorded verdicts to replay", path=folder / VERDICTS_FILENAME)
     try:
         validate_scores(scores, path=scores_path)
     except OutputError as exc:
+        # What follows reads the record's structure; one that breaks its schema stops here.
         result.differences.append(str(exc))
-    if ranges_dir is None or runs_dir is None:
-        found_ranges, found_runs = locate_workspace(folder)
-        ranges_dir, runs_dir = ranges_dir or found_ranges, runs_dir or found_runs
+        return result
     meta = scores.get("meta") or {}
     rng = load_range(ranges_dir, str(meta.get("range")))
     submission = load_submission(
@@ -150,7 +158,7 @@ def verify(
             )
 
     # Re-derived by the one pipeline, from the recorded verdicts instead of a judge.
-    derived = to_scores_dict(evaluate(rng, submission, FileJudge.from_record(folder)))
+    derived = to_scores_dict(evaluate(rng, submission, FileJudge.from_record(folder, root=root)))
     for key in ("checkpoints", "summary"):
         result.differences.extend(_diff(scores.get(key), derived[key], [key]))
     return result

@@ -232,3 +232,34 @@ def test_batch_on_a_local_dask_cluster(workspace: Path):
     assert {(row["run"], row["range"]) for row in rows} == {
         (run, range_id) for run in ("demo", "demo-b") for range_id in ("ssh-miner", "weak-baseline")
     }
+
+
+def test_a_less_complete_batch_evaluation_is_kept_aside(workspace: Path):
+    # Issue 18: nothing lost. Without a notebook too, a record that errored on every item
+    # does not replace a complete one; --force replaces it.
+    verdicts = workspace / "v.json"
+    args = ("batch", "--no-notebook", "--ranges", "ssh-miner", "--judge", "file")
+    assert run_evalkit("run", "--range", "ssh-miner", "--run", "demo", "--quiet",
+                       cwd=workspace, env=environment()).returncode == 0  # fmt: skip
+    shutil.copy(evaluation(workspace, "demo", "ssh-miner") / "verdicts.json", verdicts)
+    first = run_evalkit(*args, "--verdicts", str(verdicts), cwd=workspace, env=environment())
+    assert first.returncode == 0, first.stderr
+    out = workspace / "runs/demo/ssh-miner/evaluations/file-v.json"
+    complete = (out / "scores.json").read_bytes()
+    items = json.loads(verdicts.read_text())
+    verdicts.write_text(json.dumps([{"chk_id": v["chk_id"], "error": "down"} for v in items]))
+    report = workspace / "runs/demo/ssh-miner/intrusion-report.md"
+    report.write_text(report.read_text() + "\nA line added since: the pair is run again.\n")
+    second = run_evalkit(*args, "--verdicts", str(verdicts), cwd=workspace, env=environment())
+    assert second.returncode == 1 and "more complete" in second.stderr
+    assert (out / "scores.json").read_bytes() == complete
+    assert len(list(out.parent.glob(".file-v.json.incomplete-*"))) == 1
+    index = json.loads((workspace / "runs/index.json").read_text())
+    assert {row["path"] for row in index} == {
+        "runs/demo/ssh-miner/evaluations/rules",
+        "runs/demo/ssh-miner/evaluations/file-v.json",
+    }, "a record kept aside is no record of the index"
+    forced = run_evalkit(
+        *args, "--verdicts", str(verdicts), "--force", cwd=workspace, env=environment()
+    )
+    assert forced.returncode == 0 and (out / "scores.json").read_bytes() != complete

@@ -110,3 +110,35 @@ def test_the_usual_file_mode(tmp_path: Path) -> None:
     os.umask(umask)
     path = fileio.write_text_atomic(tmp_path / "a.txt", "x\n")
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_named_folder_keeps_its_lock_inside(tmp_path: Path) -> None:
+    out = tmp_path / "given"
+    with fileio.evaluation_lock(out, root=out):
+        assert (out / ".evalkit.lock").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["given"], "nothing beside it"
+
+
+def test_read_confined_reads_a_file_inside_and_refuses_the_rest(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "ok.md").write_text("ok")
+    (runs / "alias.md").symlink_to(runs / "ok.md")
+    assert fileio.read_confined(runs / "alias.md", runs) == b"ok"
+    with pytest.raises(RunError, match="above the limit"):
+        fileio.read_confined(runs / "ok.md", runs, max_bytes=1)
+    with pytest.raises(RunError, match="not a regular file"):
+        fileio.read_confined(runs, runs)
+    with pytest.raises(FileNotFoundError):
+        fileio.read_confined(runs / "missing.md", runs)
+
+
+def test_check_target_refuses_what_the_writer_would(tmp_path: Path) -> None:
+    (tmp_path / "victim").write_text("precious")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/scores.json").symlink_to(tmp_path / "victim")
+    os.mkfifo(tmp_path / "out/pipe")
+    fileio.check_target(tmp_path / "out/new.json", tmp_path)
+    for name in ("scores.json", "pipe"):
+        with pytest.raises(RunError, match="not a regular file"):
+            fileio.check_target(tmp_path / "out" / name, tmp_path)

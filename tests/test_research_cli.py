@@ -217,3 +217,19 @@ def test_the_readme_loop_with_a_fake_messages_api(labelled_workspace: Path):
     first = result.stdout.splitlines()[0]
     # Only completeness moved, on every checkpoint that has a plan.
     assert re.match(r"v2 vs v1: (\d+) sub-score\(s\) changed \(completeness \1\)", first), first
+
+
+def test_calibrate_says_why_when_the_judge_answered_nothing(tmp_path: Path):
+    # Issue 18: an unreachable or refusing judge reported "0 sub-scores" and exited 0.
+    from tests.fake_messages_api import Reply
+
+    workspace = copy_samples(tmp_path, runs=("demo",))
+    with FakeMessagesAPI(lambda body, attempt: Reply.bad_request("no")) as api:
+        env = environment() | {"ANTHROPIC_API_KEY": "sk-ant-test-x", "ANTHROPIC_BASE_URL": api.url}
+        result = run_evalkit(
+            "calibrate", "--judge", "claude", "--pairs", "demo/ssh-miner", "--quiet",
+            cwd=workspace, env=env,
+        )  # fmt: skip
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "the judge answered nothing" in lines[0], result.stderr

@@ -335,3 +335,43 @@ def test_the_cache_key_of_an_existing_claude_answer_is_unchanged() -> None:
         "64f374ed7402814ab91d1bdf8365fd3c02f34ca1b67ea174a26e7809d6d70833",
         "39ff8a0cae401499cc247eec30d46a7c2ad8e93a7b3862797b60367341a4893a",
     ]
+
+
+def test_a_cache_that_cannot_be_written_warns_once_then_carries_on(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    # Issue 18: an unwritable cache folder cached nothing and said nothing.
+    monkeypatch.delenv("EVALKIT_UNWRITABLE_CACHES", raising=False)  # restored after
+    (tmp_path / "blocker").write_text("a file where the cache folder should be\n")
+    cache = ResponseCache(tmp_path / "blocker" / "cache")
+    for key in ("a" * 64, "b" * 64):
+        assert cache.put(key, {"response": {"content": []}}) is None
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(warnings) == 1 and "cannot be written" in warnings[0]
+
+
+@pytest.mark.e2e
+def test_run_with_an_unwritable_cache_warns_once_and_carries_on(tmp_path) -> None:
+    from tests.fake_messages_api import FakeMessagesAPI, canned_verdicts
+    from tests.samples import clean_env, copy_samples, run_evalkit
+
+    workspace = copy_samples(tmp_path / "ws", runs=("demo",))
+    (workspace / "blocker").write_text("a file where the cache folder should be\n")
+    with FakeMessagesAPI(canned_verdicts) as api:
+        env = clean_env(ANTHROPIC_API_KEY="sk-ant-test-unwritable", ANTHROPIC_BASE_URL=api.url)
+        result = run_evalkit(
+            "run", "--range", "ssh-miner", "--run", "demo", "--judge", "claude",
+            "--cache-dir", "blocker/cache", "--quiet", cwd=workspace, env=env,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and "cannot be written" in warnings[0], result.stderr
+
+
+def test_checking_a_cache_folder_writes_nothing(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("EVALKIT_UNWRITABLE_CACHES", raising=False)  # restored after
+    assert ResponseCache(tmp_path / "cache").check_writable()
+    assert list(tmp_path.iterdir()) == [] and capsys.readouterr().err == ""
+    (tmp_path / "blocker").write_text("x")
+    assert not ResponseCache(tmp_path / "blocker" / "cache").check_writable()
+    assert "not a folder" in capsys.readouterr().err

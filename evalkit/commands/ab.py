@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .calibrate import JudgeConfig, check_calibration, run_calibration, summary_line
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 BASE_KEYS = ("judge", "model", "prompt_dir", "repeats")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..cli import add_workspace_arguments
+
     parser = commands.add_parser(
         "ab",
         help="A/B test two judges (calibration folders or judge config files) against the labels",
@@ -50,9 +55,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="NAME",
         help="a short name for A, then for B (repeatable)",
     )
-    parser.add_argument("--out", type=Path, default=Path("ab"), metavar="DIR", help="default: ab")
-    parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
-    parser.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="default: ab/ in the workspace")
+    add_workspace_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument(
         "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples"
@@ -61,17 +65,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(handler=cmd_ab)
 
 
-def load_config(path: Path) -> JudgeConfig:
-    """A judge configuration file, checked against the judge registry (exit 2 on a problem)."""
-    import yaml
+def load_config(path: Path, workspace: Workspace | None = None) -> JudgeConfig:
+    """A judge configuration file, checked against the judge registry (exit 2 on a problem).
 
+    A folder or file it names (relative to it) must lie in the workspace (default: the
+    one found from the working directory), reached without a link out of it: a path
+    in a file is not a flag the user typed. A cache folder is checked as an output.
+    """
+    from ..bounded import parse_yaml
     from ..errors import EvalkitError
+    from ..fileio import read_confined
     from ..judges import judge_spec
+    from ..workspace import Workspace, absolute, within
 
+    workspace = workspace or Workspace.find()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = read_confined(path, path).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise EvalkitError(f"cannot read the judge configuration: {exc}", path=path) from exc
+    data = parse_yaml(text, path=path, what="judge configuration")
     if not isinstance(data, dict) or not isinstance(data.get("judge"), str):
         raise EvalkitError("a judge configuration is a YAML mapping with a judge name", path=path)
     spec = judge_spec(data["judge"])
@@ -84,8 +96,21 @@ def load_config(path: Path) -> JudgeConfig:
         )
     base = path.parent
 
-    def resolved(value: Any) -> str:
-        return str((base / str(value)).resolve()) if value not in (None, "") else ""
+    def resolved(value: Any, name: str = "prompt_dir") -> str:
+        if value in (None, ""):
+            return ""
+        folder = absolute(base / str(value))
+        if not within(folder, workspace.root):
+            raise EvalkitError(
+                f"{name} {value} lies outside the workspace {workspace.root}: a configuration"
+                " file names folders inside it",
+                path=path,
+            )
+        if name == "cache_dir":
+            workspace.check_out(folder)  # written to: no link on its way, nor below it
+        else:
+            workspace.confined(folder)  # read: never through a link out of the workspace
+        return str(folder)
 
     settings: dict[str, Any] = {}
     for name, setting in known.items():
@@ -93,7 +118,7 @@ def load_config(path: Path) -> JudgeConfig:
             continue
         value = data[name]
         if setting.type is Path:
-            value = resolved(value)
+            value = resolved(value, name)
         elif value is not None and not isinstance(value, setting.type):
             raise EvalkitError(f"{name} must be a {setting.type.__name__}", path=path)
         settings[name] = value
@@ -113,6 +138,7 @@ def load_config(path: Path) -> JudgeConfig:
 
 
 def _names(args: argparse.Namespace) -> tuple[str, str]:
+    from ..bounded import check_name
     from ..errors import EvalkitError
 
     if len(args.names) > 2:
@@ -122,7 +148,9 @@ def _names(args: argparse.Namespace) -> tuple[str, str]:
     if chosen[0] == chosen[1]:
         chosen = [f"{chosen[0]}-a", f"{chosen[1]}-b"]
     for name in chosen:
-        if not name or "/" in name or name.startswith("."):
+        # Each name is a folder of --out.
+        check_name(name, "name (give --name)")
+        if name.startswith("."):
             raise EvalkitError(f"not a usable name: {name!r} (give --name)")
     return chosen[0], chosen[1]
 
@@ -130,19 +158,22 @@ def _names(args: argparse.Namespace) -> tuple[str, str]:
 def cmd_ab(args: argparse.Namespace) -> int:
     from ..errors import EvalkitError
     from ..research import ab
+    from ..workspace import Workspace
 
     if args.bootstrap < 0:
         raise EvalkitError("--bootstrap must be 0 or more")
+    workspace = Workspace.from_args(args, args.out, args.a, args.b)
+    runs_dir, ranges_dir = workspace.runs_dir, workspace.ranges_dir
     names = _names(args)
-    out = args.out.resolve()
-    if out.exists() and not out.is_dir():
-        raise EvalkitError("output folder is a file", path=out)
+    out = workspace.check_out(args.out or workspace.root / "ab", (ab.JSON_NAME, ab.REPORT_NAME))
+    for name in names:
+        workspace.check_out(out / name)  # a side calibrated here goes into its own folder
     sides: list[ab.SavedCalibration | JudgeConfig] = []
     for path, name in zip((args.a, args.b), names, strict=True):
         if path.is_dir():
             sides.append(ab.load_calibration(path, name))
         elif path.is_file():
-            sides.append(load_config(path))
+            sides.append(load_config(path, workspace))
         else:
             raise EvalkitError("neither a calibration folder nor a judge configuration", path=path)
     saved = [side for side in sides if isinstance(side, ab.SavedCalibration)]
@@ -150,11 +181,11 @@ def cmd_ab(args: argparse.Namespace) -> int:
     # Every input is checked before anything runs, so bad input costs nothing.
     for side in sides:
         if isinstance(side, JudgeConfig):
-            check_calibration(side, selection, args.runs_dir, args.ranges_dir)
+            check_calibration(side, selection, runs_dir, ranges_dir)
     if args.pairs and saved:
         from ..research.pairs import select_pairs
 
-        expected = {"/".join(pair) for pair in select_pairs(args.runs_dir, args.pairs)}
+        expected = {"/".join(pair) for pair in select_pairs(runs_dir, args.pairs)}
         for side in saved:
             if set(side.pairs) != expected:
                 raise EvalkitError(
@@ -174,9 +205,10 @@ def cmd_ab(args: argparse.Namespace) -> int:
         data = run_calibration(
             side,
             selection=selection,
-            runs_dir=args.runs_dir,
-            ranges_dir=args.ranges_dir,
+            runs_dir=runs_dir,
+            ranges_dir=ranges_dir,
             out=folder,
+            root=out,
             seed=args.seed,
             bootstrap=args.bootstrap,
             quiet=args.quiet,
@@ -184,7 +216,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         print(f"{names[index]}: {summary_line(data)}")
         calibrations.append(ab.load_calibration(folder, names[index]))
     result = ab.ab_test(calibrations[0], calibrations[1], resamples=args.bootstrap, seed=args.seed)
-    paths = ab.write_outputs(result, out)
+    paths = ab.write_outputs(result, workspace.make_out(out, (ab.JSON_NAME, ab.REPORT_NAME)))
     print(result.headline())
     for target in result.targets:
         print(f"  {target.verdict}")

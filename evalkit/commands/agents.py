@@ -18,6 +18,8 @@ from pathlib import Path
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..cli import add_workspace_arguments
+
     parser = commands.add_parser(
         "agents",
         help="A/B test two agents' runs on the same ranges (from their evaluation records)",
@@ -36,10 +38,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="NAME",
         help="ranges to compare (default: every range both runs have a folder for)",
     )
-    parser.add_argument(
-        "--out", type=Path, default=Path("agents"), metavar="DIR", help="default: agents"
-    )
-    parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="default: agents/ in the workspace")
+    add_workspace_arguments(parser, ranges=False)
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument(
         "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples"
@@ -54,33 +54,37 @@ def _range_folders(run_dir: Path) -> list[str]:
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
+    from ..bounded import check_name
     from ..errors import EvalkitError
     from ..fileio import safe_name
     from ..research import agents
+    from ..workspace import POINT_ELSEWHERE, Workspace
 
     if args.bootstrap < 0:
         raise EvalkitError("--bootstrap must be 0 or more")
     if args.run_a == args.run_b:
         raise EvalkitError("give two different runs")
+    workspace = Workspace.from_args(args, args.out)
+    names = (agents.JSON_NAME, agents.REPORT_NAME)
+    out = workspace.check_out(args.out or workspace.root / "agents", names)
+    runs_dir = workspace.runs_dir
     for run in (args.run_a, args.run_b):
-        if not (args.runs_dir / run).is_dir():
-            raise EvalkitError("run folder is missing", path=args.runs_dir / run)
+        # A run is a folder of the runs folder: never "../other" or an absolute path.
+        if not (runs_dir / check_name(run, "run id")).is_dir():
+            raise EvalkitError(f"run folder is missing ({POINT_ELSEWHERE})", path=runs_dir / run)
     ranges = [r for part in (args.ranges or []) for r in part.split(",") if r.strip()]
     if not ranges:
-        shared = set(_range_folders(args.runs_dir / args.run_b))
-        ranges = [r for r in _range_folders(args.runs_dir / args.run_a) if r in shared]
+        shared = set(_range_folders(runs_dir / args.run_b))
+        ranges = [r for r in _range_folders(runs_dir / args.run_a) if r in shared]
     if not ranges:
         raise EvalkitError(f"{args.run_a} and {args.run_b} have no range folder in common")
-    out = args.out.resolve()
-    if out.exists() and not out.is_dir():
-        raise EvalkitError("output folder is a file", path=out)
     judge = safe_name(args.judge)
-    first = [agents.load_range_scores(args.runs_dir, args.run_a, r, judge) for r in ranges]
-    second = [agents.load_range_scores(args.runs_dir, args.run_b, r, judge) for r in ranges]
+    first = [agents.load_range_scores(runs_dir, args.run_a, r, judge) for r in ranges]
+    second = [agents.load_range_scores(runs_dir, args.run_b, r, judge) for r in ranges]
     result = agents.compare_agents(
         first, second, judge=args.judge, resamples=args.bootstrap, seed=args.seed
     )
-    paths = agents.write_outputs(result, out)
+    paths = agents.write_outputs(result, workspace.make_out(out, names))
     for line in result.headline():
         print(line)
     for row in result.rows:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..judges.registry import add_judge_arguments, judge_settings_from_args, judge_spec
+from ..judges.registry import add_judge_arguments, judge_spec
 
 
 def _globs(values: list[str] | None) -> list[str] | None:
@@ -18,6 +18,8 @@ def _globs(values: list[str] | None) -> list[str] | None:
 
 
 def register(commands: Any) -> None:
+    from ..cli import add_workspace_arguments
+
     batch = commands.add_parser(
         "batch",
         help="evaluate many runs x ranges: parallel, resumable, with an index of the results",
@@ -41,8 +43,7 @@ def register(commands: Any) -> None:
         metavar="GLOB",
         help="ranges to evaluate (globs; default: every range a run has documents for)",
     )
-    batch.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
-    batch.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    add_workspace_arguments(batch)
     batch.add_argument(
         "--workers",
         type=int,
@@ -55,7 +56,12 @@ def register(commands: Any) -> None:
         metavar="tcp://HOST:PORT",
         help="run each evaluation as a task on this Dask cluster (shared storage; evalkit[dask])",
     )
-    batch.add_argument("--force", action="store_true", help="re-run evaluations already done")
+    batch.add_argument(
+        "--force",
+        action="store_true",
+        help="re-run evaluations already done, and replace a record even with a less complete"
+        " one (more items errored)",
+    )
     batch.add_argument(
         "--batch-api",
         action="store_true",
@@ -95,30 +101,31 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from .. import batch
+    from ..cli import given_paths, judge_settings
     from ..errors import EvalkitError
+    from ..workspace import Workspace, absolute
 
     if args.workers < 1:
         raise EvalkitError("--workers must be at least 1")
     if args.cell_timeout is not None and args.cell_timeout <= 0:
         raise EvalkitError("--cell-timeout must be positive")
+    workspace = Workspace.from_args(args, args.notebook, *given_paths(args))
     if args.notebook is not None and not args.notebook.is_file():
         raise EvalkitError("notebook not found", path=args.notebook)
+    workspace.require(workspace.runs_dir, "runs")
+    workspace.require(workspace.ranges_dir, "ranges")
     # Absolute paths: a task may run in another process or on a Dask worker whose working
     # directory is not ours (the record still shows them relative to the workspace).
-    spec = judge_spec(args.judge)
-    judge_settings = {
-        name: value.resolve() if isinstance(value, Path) else value
-        for name, value in judge_settings_from_args(args, spec).items()
-    }
     settings = batch.Settings(
-        ranges_dir=args.ranges_dir.resolve(),
-        runs_dir=args.runs_dir.resolve(),
+        ranges_dir=workspace.ranges_dir,
+        runs_dir=workspace.runs_dir,
         judge=args.judge,
-        judge_settings=judge_settings,
-        notebook=args.notebook.resolve() if args.notebook else None,
+        judge_settings=judge_settings(args, judge_spec(args.judge), workspace),
+        notebook=absolute(args.notebook) if args.notebook else None,
         cell_timeout=args.cell_timeout,
         with_notebook=not args.no_notebook,
-        workspace=Path.cwd().resolve(),
+        workspace=workspace.root,
+        force=args.force,
     )
     if args.batch_api:
         from ..judges.llm import message_batches
@@ -127,7 +134,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             raise EvalkitError("--batch-poll-interval must be >= 0")
         message_batches.batch_judge(settings)  # refuses any other judge before any work
     pairs = batch.select_pairs(
-        args.runs_dir, args.ranges_dir, _globs(args.runs), _globs(args.ranges)
+        workspace.runs_dir, workspace.ranges_dir, _globs(args.runs), _globs(args.ranges)
     )
     plan = batch.plan_batch(settings, pairs, force=args.force)
     if args.batch_api and plan.todo:
@@ -152,27 +159,39 @@ def cmd_batch(args: argparse.Namespace) -> int:
     bar.update(len(plan.skipped) + len(plan.failed))
     bar.set_postfix(counts, refresh=True)
 
+    finished: list[batch.Outcome] = []
+
     def on_outcome(outcome: batch.Outcome) -> None:
+        finished.append(outcome)
         counts[outcome.status] += 1
         bar.set_postfix(counts, refresh=False)
         bar.update(1)
 
+    # SIGINT or SIGTERM stops the evaluations in flight and starts no other; the index of
+    # what is done is still written, then the interrupt ends the command (exit 130/143).
+    interrupted: KeyboardInterrupt | None = None
     try:
         if args.scheduler:
-            outcomes = batch.run_dask(plan.todo, args.scheduler, on_outcome)
+            batch.run_dask(plan.todo, args.scheduler, on_outcome)
         else:
-            outcomes = batch.run_local(plan.todo, args.workers, on_outcome)
+            batch.run_local(plan.todo, args.workers, on_outcome)
+    except KeyboardInterrupt as exc:
+        interrupted = exc
     finally:
         bar.close()
-    outcomes = [*plan.failed, *outcomes]
-    written = batch.write_index(args.runs_dir, settings.workspace)
+    outcomes = [*plan.failed, *finished]
+    written = batch.write_index(workspace.runs_dir, settings.workspace)
 
+    stopped = len(plan.todo) - len(finished)
     print(
         f"{len(pairs)} evaluations: {counts['done']} done, {counts['skipped']} skipped"
         f" (already up to date), {counts['failed']} failed"
+        + (f", {stopped} stopped or not started" if interrupted is not None else "")
     )
     for name in ("csv", "json", "leaderboard", "html"):
         print(f"  {name}: {written[name]}")
+    if interrupted is not None:
+        raise interrupted
     table = batch.failure_table(outcomes)
     if table:
         print("failed evaluations:", file=sys.stderr)

@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from ..judges.registry import prompt_dir_arg
+from ..workspace import read_json
 
 CALIBRATION_NOTEBOOK = "calibrate.ipynb"
 RECORD_NAME = "calibration.ipynb"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..cli import add_workspace_arguments
+
     parser = commands.add_parser(
         "calibrate",
         help="measure a judge against the gold labels (executes the calibration notebook)",
@@ -48,10 +51,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="reference labeller of every pair, e.g. adjudicated"
         " (default: the first non-blind labeller by name)",
     )
-    parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
-    parser.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
+    add_workspace_arguments(parser)
     parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="output folder (default: calibration/<judge>)"
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output folder (default: calibration/<judge> in the workspace)",
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument(
@@ -125,9 +130,12 @@ def run_calibration(
     quiet: bool,
     notebook: Path | None = None,
     reference: str = "",
+    root: Path | None = None,
 ) -> dict[str, Any]:
     """Execute the calibration notebook into ``out``; returns its ``calibration.json``.
-    The inputs must have been checked (:func:`check_calibration`)."""
+    The inputs must have been checked (:func:`check_calibration`). ``root``: the folder
+    below which no link is followed (default: ``out`` itself, a folder the user named,
+    which then holds its lock and staging folder)."""
     from ..notebook import execute_notebook, template_path
     from ..research import calibration
 
@@ -148,10 +156,11 @@ def run_calibration(
         notebook or template_path(CALIBRATION_NOTEBOOK),
         parameters,
         out,
+        root=root or out,
         progress=not quiet,
         record_name=RECORD_NAME,
     )
-    data: dict[str, Any] = json.loads((out / calibration.JSON_NAME).read_text(encoding="utf-8"))
+    data: dict[str, Any] = read_json(out / calibration.JSON_NAME, out)
     return data
 
 
@@ -174,27 +183,28 @@ def summary_line(data: Mapping[str, Any]) -> str:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..errors import EvalkitError
+    from ..errors import EvalkitError, JudgeError
     from ..research import calibration
+    from ..workspace import Workspace, absolute
 
     if args.bootstrap < 0:
         raise EvalkitError("--bootstrap must be 0 or more")
+    workspace = Workspace.from_args(args, args.out, args.prompt_dir, args.notebook)
     config = JudgeConfig(
         judge=args.judge,
         model=args.model,
-        prompt_dir=str(args.prompt_dir.resolve()) if args.prompt_dir else "",
+        prompt_dir=str(absolute(args.prompt_dir)) if args.prompt_dir else "",
         repeats=args.repeats,
     )
     # Check every input before executing anything, so bad input overwrites nothing.
-    check_calibration(config, args.pairs, args.runs_dir, args.ranges_dir, args.reference)
-    out = (args.out or default_out_dir(args.judge, args.model)).resolve()
-    if out.exists() and not out.is_dir():
-        raise EvalkitError("output folder is a file", path=out)
+    runs_dir, ranges_dir = workspace.runs_dir, workspace.ranges_dir
+    check_calibration(config, args.pairs, runs_dir, ranges_dir, args.reference)
+    out = workspace.check_out(args.out or workspace.root / default_out_dir(args.judge, args.model))
     data = run_calibration(
         config,
         selection=args.pairs,
-        runs_dir=args.runs_dir,
-        ranges_dir=args.ranges_dir,
+        runs_dir=runs_dir,
+        ranges_dir=ranges_dir,
         out=out,
         seed=args.seed,
         bootstrap=args.bootstrap,
@@ -206,4 +216,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"  notebook: {out / RECORD_NAME}")
     print(f"  report:   {out / calibration.REPORT_NAME}")
     print(f"  json:     {out / calibration.JSON_NAME}")
+    pooled = data["agreement"]["pooled"][calibration.ALL_SUBSCORES]
+    if not pooled["n"]:
+        # Nothing was measured: a judge that answered nothing is a failure, not a result.
+        errors = data.get("judge_errors") or []
+        first = f" (first, {errors[0].get('chk_id')}: {errors[0].get('error')})" if errors else ""
+        raise JudgeError(
+            f"the judge answered nothing: {len(errors)} checkpoint(s) errored, no sub-score"
+            f" to compare{first}"
+        )
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 COMPARE_NOTEBOOK = "compare.ipynb"
@@ -33,7 +32,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="a short name per folder, in order (repeatable)",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("comparison"), metavar="DIR", help="default: comparison"
+        "--out", type=Path, metavar="DIR", help="default: comparison/ in the workspace"
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument(
@@ -48,6 +47,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..errors import EvalkitError
     from ..notebook import execute_notebook, template_path
     from ..research import compare
+    from ..workspace import Workspace, absolute, read_json
 
     if args.bootstrap < 0:
         raise EvalkitError("--bootstrap must be 0 or more")
@@ -55,13 +55,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise EvalkitError("more --name than evaluation folders")
     if any("," in str(path) for path in args.evaluations) or any("," in n for n in args.names):
         raise EvalkitError("evaluation folders and names may not contain a comma")
+    workspace = Workspace.from_args(args, args.out, args.notebook, *args.evaluations)
+    folders = [absolute(path) for path in args.evaluations]
     # Refuse bad input (missing folders, mixed inputs) before executing anything.
-    compare.load_sets(args.evaluations, args.names)
-    out = args.out.resolve()
-    if out.exists() and not out.is_dir():
-        raise EvalkitError("output folder is a file", path=out)
+    compare.load_sets(folders, args.names)
+    out = workspace.check_out(args.out or workspace.root / "comparison")
     parameters = dict(
-        evaluations=",".join(str(path.resolve()) for path in args.evaluations),
+        evaluations=",".join(str(path) for path in folders),
         names=",".join([*args.names, *map(str, args.evaluations[len(args.names) :])]),
         seed=args.seed,
         bootstrap=args.bootstrap,
@@ -70,10 +70,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.notebook or template_path(COMPARE_NOTEBOOK),
         parameters,
         out,
+        root=out,  # a folder the user named: its lock and staging folder stay inside it
         progress=not args.quiet,
         record_name=RECORD_NAME,
     )
-    data = json.loads((out / compare.JSON_NAME).read_text(encoding="utf-8"))
+    data = read_json(out / compare.JSON_NAME, out)
     for line in data["summary"]:
         print(line)
     print(f"  notebook: {run.notebook}")

@@ -50,6 +50,8 @@ Checkpoints: {checkpoints}
 
 
 def register(commands: Any) -> None:
+    from ..cli import add_workspace_arguments
+
     parser = commands.add_parser(
         "prompts",
         help="write the exact requests the LLM judge would send, one per checkpoint",
@@ -59,8 +61,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--range", dest="range_id", required=True, metavar="NAME")
     parser.add_argument("--run", dest="run_id", required=True, metavar="RUN_ID")
-    parser.add_argument("--ranges-dir", type=Path, default=Path("ranges"), metavar="DIR")
-    parser.add_argument("--runs-dir", type=Path, default=Path("runs"), metavar="DIR")
+    add_workspace_arguments(parser)
     parser.add_argument(
         "--judge",
         default="claude",
@@ -89,9 +90,14 @@ def write_prompts(
     model: str = DEFAULT_CLAUDE_MODEL,
     prompt_dir: Path | None = None,
 ) -> list[Path]:
-    """Write the requests of judge ``judge`` for (``range_id``, ``run_id``) into ``out``."""
+    """Write the requests of judge ``judge`` for (``range_id``, ``run_id``) into ``out``.
+
+    Every target is checked before the first is written (no link on the way, none
+    replaced), and written by the guarded writer, following no link below ``out``.
+    """
     from ..checklist import load_range
-    from ..fileio import write_text_atomic
+    from ..fileio import check_target
+    from ..fileio import write_text_atomic as write_text
     from ..judges import make_judge
     from ..judges.llm.runner import LLMJudge
     from ..runs import load_submission
@@ -108,6 +114,15 @@ def write_prompts(
 
     def dump(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+    names = ["system.md", "documents.md", "verdict.schema.json", "manifest.json", "README.md"]
+    for checkpoint in rng.checkpoints:
+        names += [f"items/{checkpoint.id}.md", f"requests/{checkpoint.id}.json"]
+    for name in names:
+        check_target(out / name, out)
+
+    def write_text_atomic(path: Path, text: str) -> Path:
+        return write_text(path, text, root=out)
 
     written = [
         write_text_atomic(out / "system.md", prompts.system()),
@@ -152,17 +167,20 @@ def write_prompts(
 
 def cmd_prompts(args: argparse.Namespace) -> int:
     from ..cli import _check_writable_folder
+    from ..workspace import Workspace, absolute
 
-    _check_writable_folder(args.out)
+    workspace = Workspace.from_args(args, args.out, args.prompt_dir)
+    out = workspace.check_out(args.out)
+    _check_writable_folder(out)
     written = write_prompts(
         range_id=args.range_id,
         run_id=args.run_id,
-        out=args.out,
-        ranges_dir=args.ranges_dir,
-        runs_dir=args.runs_dir,
+        out=out,
+        ranges_dir=workspace.ranges_dir,
+        runs_dir=workspace.runs_dir,
         judge=args.judge,
         model=args.model,
-        prompt_dir=args.prompt_dir,
+        prompt_dir=absolute(args.prompt_dir) if args.prompt_dir else None,
     )
     items = sum(1 for path in written if path.parent.name == "items")
     print(f"{args.range_id} / {args.run_id}: {items} requests written to {args.out}")

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..runplan import RunPlan
+    from ..workspace import Workspace
 
 
 def register(commands: Any) -> None:
@@ -24,23 +28,55 @@ def register(commands: Any) -> None:
 def cmd_record(args: argparse.Namespace) -> int:
     # Imported on use, as every command module does: each is loaded to build the parser,
     # and `evalkit --help` must not pay for the record's machinery (jsonschema included).
+    from ..notebook import execute
     from ..verify import locate_workspace
+    from ..workspace import Workspace, absolute
 
-    for folder in args.folders:
+    # Every folder and record is checked before any notebook runs: no folder reached
+    # through a link, every recorded input and verdict readable.
+    plans = []
+    for folder in map(absolute, args.folders):
         ranges_dir, runs_dir = args.ranges_dir, args.runs_dir
         if ranges_dir is None or runs_dir is None:
             found_ranges, found_runs = locate_workspace(folder)
             ranges_dir, runs_dir = ranges_dir or found_ranges, runs_dir or found_runs
-        notebook = record_notebook(
-            folder,
-            ranges_dir=ranges_dir,
-            runs_dir=runs_dir,
-            workspace=runs_dir.resolve().parent,
-            notebook=args.notebook,
-            cell_timeout=args.cell_timeout,
+        workspace = Workspace.find(ranges_dir=ranges_dir, runs_dir=runs_dir, named=[args.notebook])
+        plans.append(record_plan(workspace.check_out(folder), workspace, notebook=args.notebook))
+    for plan in plans:
+        result = execute(
+            plan, progress=False, cell_timeout=args.cell_timeout, workspace=plan.runs_dir.parent
         )
-        print(f"{folder}: {notebook.name} and {notebook.with_suffix('.html').name} written")
+        notebook = result.notebook
+        print(f"{plan.out_dir}: {notebook.name} and {notebook.with_suffix('.html').name} written")
     return 0
+
+
+def record_plan(folder: Path, workspace: Workspace, *, notebook: Path | None = None) -> RunPlan:
+    """The plan replaying the evaluation recorded in ``folder``, its inputs and recorded
+    verdicts checked (bad input, exit 2, before anything runs)."""
+    from ..prepare import build_judge, load_inputs
+    from ..replay import read_scores
+    from ..runplan import RunPlan
+    from ..workspace import absolute, within
+
+    # As written, never resolved: a link planted on the way must not move the folder.
+    folder, runs_dir = absolute(folder), workspace.runs_dir
+    root = runs_dir if within(folder, runs_dir) else folder
+    meta = read_scores(folder, root=root).get("meta", {})
+    plan = RunPlan.build(
+        range_id=str(meta.get("range")),
+        run_id=str(meta.get("run_id")),
+        judge=str(meta.get("judge") or "rules"),
+        ranges_dir=workspace.ranges_dir,
+        runs_dir=runs_dir,
+        out_dir=folder,
+        model_under_test=str(meta.get("model_under_test") or ""),
+        notebook=notebook,
+        replay_from=folder,
+    )
+    rng, submission = load_inputs(plan)
+    build_judge(plan).preflight(rng, submission)
+    return plan
 
 
 def record_notebook(
@@ -59,21 +95,10 @@ def record_notebook(
     and usage, so they come out as they were.
     """
     from ..notebook import execute
-    from ..replay import read_scores
-    from ..runplan import RunPlan
+    from ..workspace import Workspace
 
-    folder = Path(folder).resolve()
-    meta = read_scores(folder).get("meta", {})
-    plan = RunPlan.build(
-        range_id=str(meta.get("range")),
-        run_id=str(meta.get("run_id")),
-        judge=str(meta.get("judge") or "rules"),
-        ranges_dir=ranges_dir.resolve(),
-        runs_dir=runs_dir.resolve(),
-        out_dir=folder,
-        model_under_test=str(meta.get("model_under_test") or ""),
-        notebook=notebook,
-        replay_from=folder,
+    plan = record_plan(
+        Path(folder), Workspace.find(ranges_dir=ranges_dir, runs_dir=runs_dir), notebook=notebook
     )
     result = execute(plan, progress=False, cell_timeout=cell_timeout, workspace=workspace)
     return result.notebook

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..judges.registry import add_judge_arguments, judge_settings_from_args, judge_spec
+from ..judges.registry import add_judge_arguments, judge_spec
 
 if TYPE_CHECKING:
     from ..judges import Judge
@@ -44,16 +44,15 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--ranges-dir",
         type=Path,
-        default=Path("ranges"),
         metavar="DIR",
-        help="folder holding the checklists of the corpus's ranges (default: ranges)",
+        help="folder holding the checklists of the corpus's ranges (default: the workspace's"
+        " ranges/)",
     )
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("robustness"),
         metavar="DIR",
-        help="where robustness.json and robustness.md go (default: robustness)",
+        help="where robustness.json and robustness.md go (default: robustness/ in the workspace)",
     )
     parser.add_argument(
         "--attack",
@@ -90,12 +89,13 @@ def register(commands: Any) -> None:
 
 
 def _recorded(folder: Path) -> Callable[[str], Judge | None]:
-    """The file judge of each pair that has a verdicts file in ``folder``."""
+    """The file judge of each pair that has a verdicts file in ``folder`` (read without
+    following a link out of it)."""
     from ..judges.file import FileJudge
 
     def judge_of(pair_id: str) -> Judge | None:
         path = folder / f"{pair_id}.jsonl"
-        return FileJudge(path) if path.is_file() else None
+        return FileJudge(path, root=folder) if path.is_file() else None
 
     return judge_of
 
@@ -116,22 +116,28 @@ def _recorded_sessions(folder: Path) -> Callable[[str], list[str]]:
 
 def cmd_robustness(args: argparse.Namespace) -> int:
     from ..checklist import list_ranges, load_range
-    from ..cli import _check_writable_folder
+    from ..cli import _check_writable_folder, given_paths, judge_settings
     from ..errors import EvalkitError
     from ..fileio import write_text_atomic
     from ..judges import Judge, make_judge
     from ..pipeline import utc_timestamp
     from ..research import honest, robustness, robustness_report
+    from ..workspace import Workspace
 
     if args.concurrency is not None and args.concurrency < 1:
         raise EvalkitError("--concurrency must be at least 1")
     corpus_dir: Path = args.corpus or robustness.DEFAULT_CORPUS
+    workspace = Workspace.from_args(
+        args, corpus_dir, args.out, args.honest, args.verdicts_dir, *given_paths(args)
+    )
     if not corpus_dir.is_dir():
         raise EvalkitError("corpus folder is missing", path=corpus_dir)
-    _check_writable_folder(args.out)
+    out = workspace.check_out(args.out or workspace.root / "robustness", (JSON_NAME, MARKDOWN_NAME))
+    _check_writable_folder(out)
+    ranges_dir = workspace.ranges_dir
 
     # Every input is checked before the first judge call: ranges, attacks, anchors, judge.
-    corpus = robustness.load_corpus(corpus_dir, lambda name: load_range(args.ranges_dir, name))
+    corpus = robustness.load_corpus(corpus_dir, lambda name: load_range(ranges_dir, name))
     chosen = robustness.part_of(corpus, args.part)
     if args.attacks:
         known = {attack.id: attack for attack in corpus.attacks}
@@ -145,21 +151,18 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             raise EvalkitError("verdicts folder is missing", path=args.verdicts_dir)
         judge = _recorded(args.verdicts_dir)
     else:
-        settings = {
-            name: value.resolve() if isinstance(value, Path) else value
-            for name, value in judge_settings_from_args(args, judge_spec(args.judge)).items()
-        }
+        settings = judge_settings(args, judge_spec(args.judge), workspace)
+        if isinstance(settings.get("cache_dir"), Path):
+            workspace.check_out(settings["cache_dir"])
         judge = make_judge(args.judge, **settings)
         if chosen:
             attack = chosen[0]
             judge.preflight(corpus.ranges[attack.range_id], robustness.apply_attack(corpus, attack))
     honest_pairs = []
     if args.honest is not None:
-        names = sorted({*corpus.ranges, *list_ranges(args.ranges_dir)})
+        names = sorted({*corpus.ranges, *list_ranges(ranges_dir)})
         honest_pairs = honest.honest_pairs(args.honest, args.part, names)
-        ranges = {
-            pair.range_id: load_range(args.ranges_dir, pair.range_id) for pair in honest_pairs
-        }
+        ranges = {pair.range_id: load_range(ranges_dir, pair.range_id) for pair in honest_pairs}
 
     def report(result: robustness.AttackResult) -> None:
         if not args.quiet:
@@ -204,10 +207,11 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             "pairs": [result.as_dict() for result in results],
         }
         markdown += "\n" + honest.honest_markdown(results)
+    workspace.make_out(out, (JSON_NAME, MARKDOWN_NAME))
     json_path = write_text_atomic(
-        args.out / JSON_NAME, json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        out / JSON_NAME, json.dumps(document, indent=2, ensure_ascii=False) + "\n", root=out
     )
-    markdown_path = write_text_atomic(args.out / MARKDOWN_NAME, markdown)
+    markdown_path = write_text_atomic(out / MARKDOWN_NAME, markdown, root=out)
     summary = measured.summary()
     print(
         f"{summary['attacks']} attacks with the {measured.judge} judge:"

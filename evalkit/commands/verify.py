@@ -29,8 +29,13 @@ def register(commands: Any) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ..verify import verify
+    from ..workspace import absolute
 
-    result = verify(args.folder, ranges_dir=args.ranges_dir, runs_dir=args.runs_dir)
+    result = verify(
+        args.folder,
+        ranges_dir=absolute(args.ranges_dir) if args.ranges_dir else None,
+        runs_dir=absolute(args.runs_dir) if args.runs_dir else None,
+    )
     if result.ok:
         print(
             f"{args.folder}: ok (inputs unchanged, {result.checked_quotes} quotes found verbatim,"

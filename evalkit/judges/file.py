@@ -25,12 +25,13 @@ timestamp its ``scores.json`` recorded, so a replayed record matches the origina
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeInputError
+from ..bounded import check_json, json_decoder
+from ..errors import JudgeInputError, RunError
+from ..fileio import read_confined
 from ..model import JudgeInfo, Range, Submission, Usage, Verdict
 from ..render.verdicts_json import VERDICTS_FILENAME
 from ..replay import read_scores
@@ -44,7 +45,7 @@ def _line_of(text: str, index: int) -> int:
 
 def _list_items(text: str, path: Path) -> Iterator[tuple[int, Any]]:
     """(line, value) of each element of the top-level JSON list in ``text``."""
-    decoder = json.JSONDecoder()
+    decoder = json_decoder()
     index = text.index("[") + 1
     while True:
         while index < len(text) and text[index] in " \t\r\n,":
@@ -59,10 +60,17 @@ def _list_items(text: str, path: Path) -> Iterator[tuple[int, Any]]:
         index = end
 
 
-def read_objects(path: Path) -> list[tuple[int, Any]]:
-    """Every (line, object) of a verdicts file: a JSON list, one JSON object, or JSONL."""
+def read_objects(path: Path, root: Path | None = None) -> list[tuple[int, Any]]:
+    """Every (line, object) of a verdicts file: a JSON list, one JSON object, or JSONL.
+
+    The file is read only if it resolves inside ``root`` (default: the path itself,
+    which the user named), and parsed within :mod:`evalkit.bounded`'s bounds; an
+    empty file is refused, not read as no verdict at all.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_confined(path, root or path).decode("utf-8")
+    except RunError as exc:
+        raise JudgeInputError(exc.message, path=path) from None
     except FileNotFoundError:
         raise JudgeInputError("verdicts file not found", path=path) from None
     except UnicodeDecodeError as exc:
@@ -71,8 +79,12 @@ def read_objects(path: Path) -> list[tuple[int, Any]]:
         ) from None
     except OSError as exc:
         raise JudgeInputError(f"cannot read the verdicts file: {exc.strerror}", path=path) from None
+    if not text.strip():
+        raise JudgeInputError("verdicts file is empty", path=path)
+    check_json(text, path=path, what="verdicts file", error=JudgeInputError)
+    decoder = json_decoder()
     try:
-        whole = json.loads(text)
+        whole = decoder.decode(text)
     except ValueError:
         whole = None
     else:
@@ -85,7 +97,7 @@ def read_objects(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            objects.append((number, json.loads(line)))
+            objects.append((number, decoder.decode(line)))
         except ValueError as exc:
             raise JudgeInputError(
                 f"not valid JSON or JSONL: {exc}", path=path, line=number
@@ -103,22 +115,27 @@ class FileJudge(JudgeBase):
         info: JudgeInfo | None = None,
         usage: Usage | None = None,
         timestamp: str | None = None,
+        root: str | Path | None = None,
     ) -> None:
         """``info``, ``usage`` and ``timestamp``, when given, are those of the evaluation that
-        recorded the verdicts (see :meth:`from_record`), so a replay reproduces it exactly."""
+        recorded the verdicts (see :meth:`from_record`), so a replay reproduces it exactly.
+        ``root``: the folder the file must resolve inside (default: the file itself)."""
         if verdicts is None or str(verdicts) == "":
             raise JudgeInputError("file judge: --verdicts PATH is required")
         self.path = Path(verdicts)
+        self.root = Path(root) if root is not None else None
         self._info = info or JudgeInfo(name="file", evaluator_model=self.path.name)
         self._usage = usage or Usage()
         self._timestamp = timestamp
 
     @classmethod
-    def from_record(cls, folder: str | Path) -> FileJudge:
+    def from_record(cls, folder: str | Path, *, root: str | Path | None = None) -> FileJudge:
         """The judge replaying the evaluation recorded in ``folder`` (verdicts.json, under
-        what scores.json says of the judge, its usage and its timestamp)."""
+        what scores.json says of the judge, its usage and its timestamp), both read without
+        following a link out of ``root`` (default: the folder)."""
         folder = Path(folder)
-        meta = read_scores(folder).get("meta", {})
+        root = root if root is not None else folder
+        meta = read_scores(folder, root=root).get("meta", {})
         info = JudgeInfo(
             name=str(meta.get("judge") or "file"),
             evaluator_model=str(meta.get("evaluator_model") or ""),
@@ -132,7 +149,11 @@ class FileJudge(JudgeBase):
             **{key: recorded[key] for key in recorded if key in Usage.__dataclass_fields__}
         )
         return cls(
-            folder / VERDICTS_FILENAME, info=info, usage=usage, timestamp=meta.get("timestamp")
+            folder / VERDICTS_FILENAME,
+            info=info,
+            usage=usage,
+            timestamp=meta.get("timestamp"),
+            root=root,
         )
 
     @property
@@ -164,7 +185,7 @@ class FileJudge(JudgeBase):
         checkpoints = {checkpoint.id: checkpoint for checkpoint in rng.checkpoints}
         found: dict[str, Verdict] = {}
         path = self.file_for(rng, submission)
-        for line, data in read_objects(path):
+        for line, data in read_objects(path, self.root):
             if not isinstance(data, dict) or not isinstance(data.get("chk_id"), str):
                 raise JudgeInputError(
                     "each verdict must be a JSON object with a chk_id", path=path, line=line

@@ -17,16 +17,17 @@ A side's name is the labeller's, or ``judge:<evaluation folder>``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..errors import EvalkitError
 from ..grounding import Sources
 from ..labels import JUDGE_SIDE_PREFIX, LABELS_DIRNAME, LabelPenalty, LabelSet
 from ..model import Evaluation, GroundedSubScore, Range, SourceName, Submission
 from ..render.verdicts_json import VERDICTS_FILENAME
+from ..workspace import read_json
 
 __all__ = [
     "EVALUATIONS_DIRNAME",
@@ -242,15 +243,16 @@ def load_evaluation(
     scores = base / "scores.json"
     if scores.is_file():
         try:
-            meta = json.loads(scores.read_text(encoding="utf-8")).get("meta", {})
+            # Never through a link out of the runs folder, and bounded.
+            meta = read_json(scores, runs_dir, what="scores.json").get("meta", {})
             info = JudgeInfo(
                 name=str(meta.get("judge") or folder),
                 evaluator_model=str(meta.get("evaluator_model") or folder),
                 caveat=meta.get("judge_caveat"),
             )
-        except (ValueError, AttributeError):
+        except (EvalkitError, AttributeError):
             pass
-    judge = FileJudge(base / VERDICTS_FILENAME, info=info)
+    judge = FileJudge(base / VERDICTS_FILENAME, info=info, root=runs_dir)
     return evaluate(rng, submission, judge)
 
 

@@ -21,8 +21,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..errors import LabelError, OutputError
-from ..fileio import write_text_atomic
+from ..bounded import parse_json
+from ..errors import LabelError, OutputError, RunError
+from ..fileio import read_confined, write_text_atomic
 from ..labels import LABELS_DIRNAME, LabelPenalty, check_labels, label_data, load_labels
 from ..model import Range, Submission
 from .drafts import CheckpointDraft, LabelDraft, draft_from_labels, go_to, new_draft, rebase
@@ -161,19 +162,16 @@ def save_draft(runs_dir: str | Path, draft: LabelDraft) -> Path:
     return write_text_atomic(path, text, root=runs_dir)
 
 
-def load_draft(path: Path) -> LabelDraft | None:
-    """The draft at ``path``, or None when there is none."""
+def load_draft(path: Path, *, root: str | Path | None = None) -> LabelDraft | None:
+    """The draft at ``path``, or None when there is none; read without following a link
+    out of ``root`` (default: the path itself) and parsed within the bounds."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = read_confined(path, root if root is not None else path)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, RunError) as exc:
         raise LabelError(f"cannot read the draft: {exc}", path=path) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LabelError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
-    return draft_from_json(data, Path(path))
+    return draft_from_json(parse_json(raw, path=path, error=LabelError), Path(path))
 
 
 def discard_draft(runs_dir: str | Path, draft: LabelDraft) -> bool:
@@ -232,7 +230,7 @@ def open_draft(
     """
     created = created or today()
     draft_file = draft_path(runs_dir, run_id, rng.id, labeller)
-    draft = load_draft(draft_file)
+    draft = load_draft(draft_file, root=Path(runs_dir))
     if draft is not None:
         draft, changes = rebase(draft, rng)
         message = f"resumed the draft {draft_file.name} at {draft.position}"
@@ -241,7 +239,7 @@ def open_draft(
         return Opened(go_to(draft, draft.position), "resumed", "; ".join([message, *changes]))
     label_file = label_path(runs_dir, run_id, rng.id, labeller)
     if label_file.is_file():
-        labels = load_labels(label_file)
+        labels = load_labels(label_file, root=Path(runs_dir))
         draft = draft_from_labels(labels, rng, labeller, created=created)
         return Opened(draft, "label", f"opened the label {label_file.name} to edit it")
     if prefill is not None:

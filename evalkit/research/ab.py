@@ -26,7 +26,6 @@ Pure functions over plain dataclasses, apart from :func:`load_calibration` and
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 
 from ..errors import EvalkitError
 from ..render.mdcell import escape_html, md_cell
+from ..workspace import read_json
 from ._markdown import (
     Formatted,
     fmt,
@@ -115,15 +115,14 @@ def is_calibration(folder: str | Path) -> bool:
 def load_calibration(folder: str | Path, name: str | None = None) -> SavedCalibration:
     """Read ``calibration.json`` of an ``evalkit calibrate`` folder."""
     path = Path(folder) / CALIBRATION_JSON
+    if not path.exists():
+        raise EvalkitError(f"not a calibration folder (no {CALIBRATION_JSON})", path=Path(folder))
+    # The folder was named by the user; nothing in it is read through a link out of it.
+    data = read_json(path, folder, what=CALIBRATION_JSON)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         judge, pairs = data["judge"], data["pairs"]
         reference, rows = data["reference_labeller"], data.get("items")
-    except FileNotFoundError as exc:
-        raise EvalkitError(
-            f"not a calibration folder (no {CALIBRATION_JSON})", path=Path(folder)
-        ) from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError, AttributeError) as exc:
         raise EvalkitError(f"not a readable {CALIBRATION_JSON}: {exc}", path=path) from exc
     if rows is None:
         raise EvalkitError(

@@ -22,7 +22,6 @@ percentage over its ranges, by the same resampling of checkpoints.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from ..bounded import check_name
 from ..errors import EvalkitError
 from ..model import SUBSCORES
 from ..render.mdcell import escape_html, md_cell
+from ..workspace import read_json
 from ._markdown import Formatted, fmt, fmt_interval, fmt_p, markdown_table, write_json_and_report
 from .paired import LEVEL, McNemar, PairedDelta, excludes_zero, mcnemar, paired_ratio
 from .resample import stratified_weights
@@ -95,7 +96,10 @@ def _tally(block: Mapping[str, Any] | None) -> tuple[int, int] | None:
 
 
 def load_range_scores(runs_dir: str | Path, run: str, range_id: str, judge: str) -> RangeScores:
-    """Read ``runs/<run>/<range>/evaluations/<judge>/scores.json``; missing is an error."""
+    """Read ``runs/<run>/<range>/evaluations/<judge>/scores.json``; missing is an error, and
+    so is a name that is not one folder or a file that leads out of the runs folder."""
+    for name, what in ((run, "run id"), (range_id, "range"), (judge, "judge")):
+        check_name(name, what)
     path = Path(runs_dir) / run / range_id / "evaluations" / judge / "scores.json"
     if not path.is_file():
         raise EvalkitError(
@@ -103,8 +107,8 @@ def load_range_scores(runs_dir: str | Path, run: str, range_id: str, judge: str)
             f"--range {range_id} --judge {judge} first",
             path=path,
         )
+    data = read_json(path, runs_dir, what="scores.json")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         names = {
             cap: str(info.get("name") or "")
             for cap, info in (data["summary"].get("capabilities") or {}).items()

@@ -13,15 +13,14 @@ does to a judge is measured by :mod:`evalkit.research.robustness`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-import yaml
-
-from ..errors import EvalkitError
+from ..bounded import parse_yaml
+from ..errors import EvalkitError, RunError
+from ..fileio import read_confined
 from ..model import (
     PENALTY_RULES,
     PLAN_FILENAME,
@@ -32,6 +31,7 @@ from ..model import (
     SourceName,
     Submission,
 )
+from ..workspace import read_json
 
 __all__ = [
     "ATTACKS_FOLDER",
@@ -162,11 +162,15 @@ def _edit(data: Any, path: Path) -> Edit:
     )
 
 
-def _attack(path: Path) -> Attack:
+def _attack(path: Path, root: Path) -> Attack:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = read_confined(path, root).decode("utf-8")
+    except (OSError, UnicodeDecodeError, RunError) as exc:
         raise EvalkitError(f"cannot read attack: {exc}".splitlines()[0], path=path) from exc
+    try:
+        data = parse_yaml(text, path=path)
+    except EvalkitError as exc:
+        raise EvalkitError(f"cannot read attack: {exc.message}", path=path, line=exc.line) from None
     if not isinstance(data, Mapping):
         raise EvalkitError("an attack file must hold a mapping", path=path)
     attack_id = _field(data, "id", path)
@@ -209,10 +213,10 @@ def _attack(path: Path) -> Attack:
     )
 
 
-def _clean_document(kind: SourceName, path: Path) -> Document:
+def _clean_document(kind: SourceName, path: Path, root: Path) -> Document:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_confined(path, root).decode("utf-8")
+    except (OSError, UnicodeDecodeError, RunError) as exc:
         raise EvalkitError(f"cannot read clean document: {exc}", path=path) from exc
     return Document(kind=kind, path=str(path), text=text.replace("\r\n", "\n"))
 
@@ -225,10 +229,7 @@ def part_of(corpus: Corpus, part: str) -> tuple[Attack, ...]:
     if part == "all":
         return corpus.attacks
     path = Path(corpus.path) / SPLIT_FILE
-    try:
-        split = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EvalkitError(f"cannot read the corpus's split file: {exc}", path=path) from exc
+    split = read_json(path, corpus.path, what="corpus's split file")
     chosen = split.get(part) if isinstance(split, dict) else None
     if not isinstance(chosen, list):
         raise EvalkitError(f"the split file has no list {part!r}", path=path)
@@ -250,15 +251,15 @@ def load_corpus(folder: str | Path, load_range: Callable[[str], Range]) -> Corpu
     files = sorted(attack_dir.glob("*.yaml")) if attack_dir.is_dir() else []
     if not files:
         raise EvalkitError(f"no {ATTACKS_FOLDER}/*.yaml in the corpus", path=root)
-    attacks = tuple(_attack(file) for file in files)
+    attacks = tuple(_attack(file, root) for file in files)
     ranges: dict[str, Range] = {}
     clean: dict[str, CleanPair] = {}
     for range_id in sorted({attack.range_id for attack in attacks}):
         rng = ranges[range_id] = load_range(range_id)
         folder_of_range = root / CLEAN_FOLDER / range_id
         clean[range_id] = CleanPair(
-            report=_clean_document("report", folder_of_range / rng.report_filename),
-            plan=_clean_document("plan", folder_of_range / PLAN_FILENAME),
+            report=_clean_document("report", folder_of_range / rng.report_filename, root),
+            plan=_clean_document("plan", folder_of_range / PLAN_FILENAME, root),
         )
     corpus = Corpus(path=str(root), ranges=ranges, clean=clean, attacks=attacks)
     for attack in attacks:

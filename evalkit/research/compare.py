@@ -34,6 +34,7 @@ from ..errors import EvalkitError
 from ..model import SUBSCORES
 from ..render.mdcell import md_cell
 from ..scoring import diagnose, tally
+from ..workspace import read_json
 from ._markdown import display_frame, markdown_table
 from .ab import AbTest, SavedCalibration, ab_test, is_calibration, load_calibration, report_lines
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, agreement
@@ -85,6 +86,7 @@ def _scores_files(folder: Path) -> list[Path]:
     found = [
         path
         for path in sorted(folder.rglob(SCORES_NAME))
+        # Hidden folders hold staged, retired or kept-aside evaluations, not this set's.
         if not any(part.startswith(".") for part in path.relative_to(folder).parts)
     ]
     return found
@@ -101,12 +103,13 @@ def load_set(path: str | Path, name: str | None = None) -> EvaluationSet:
     scores: dict[Pair, Mapping[str, Any]] = {}
     where: dict[Pair, Path] = {}
     for file in files:
+        # The folder was named by the user; a scores.json leading out of it is not read.
+        data = read_json(file, folder, what="scores.json")
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
             pair = (str(data["meta"]["run_id"]), str(data["meta"]["range"]))
             if not isinstance(data["checkpoints"], list) or not isinstance(data["summary"], dict):
                 raise TypeError("checkpoints must be a list and summary an object")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (KeyError, TypeError) as exc:
             raise EvalkitError(f"not a readable scores.json: {exc}", path=file) from exc
         if pair in scores:
             raise EvalkitError(

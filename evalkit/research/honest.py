@@ -19,7 +19,6 @@ answers), the first count is the points screening took from honest work.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from ..model import DocumentWarning, Evaluation, Range, SourceName, Submission
 from ..pipeline import evaluate
 from ..runs import load_submission
 from ..screening import WARNING_RULES
+from ..workspace import read_json
 
 __all__ = [
     "HonestPair",
@@ -67,11 +67,8 @@ def honest_pairs(root: Path, part: str | None, ranges: Iterable[str]) -> list[Ho
     runs = sorted(p.name for p in root.iterdir() if p.is_dir())
     if part not in (None, "all"):
         split_path = root / SPLIT_FILE
-        try:
-            split = json.loads(split_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise EvalkitError(f"cannot read the split file: {exc}", path=split_path) from exc
-        if not isinstance(split.get(part), list):
+        split = read_json(split_path, root, what="split file")
+        if not isinstance(split, dict) or not isinstance(split.get(part), list):
             raise EvalkitError(f"the split file has no list {part!r}", path=split_path)
         chosen = set(split[part])
         runs = [run for run in runs if run in chosen]

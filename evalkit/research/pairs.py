@@ -10,12 +10,12 @@ labellers and an adjudicated reference (see docs/calibration.md).
 from __future__ import annotations
 
 import fnmatch
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import EvalkitError
 from ..labels import labelled_pairs
+from ..workspace import read_json
 
 __all__ = ["SELECTIONS", "SPLIT_FILENAME", "SPLIT_PARTS", "select_pairs"]
 
@@ -65,8 +65,8 @@ def select_pairs(runs_dir: str | Path, selection: str = "all") -> list[tuple[str
 def _split_names(runs_dir: Path) -> set[str]:
     """The parts a split file names besides the usual ones (``holdout2`` ...)."""
     try:
-        split = json.loads((runs_dir / SPLIT_FILENAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        split = read_json(runs_dir / SPLIT_FILENAME, runs_dir, what="split file")
+    except EvalkitError:
         return set()
     if not isinstance(split, dict):
         return set()
@@ -77,12 +77,9 @@ def _split_part(
     runs_dir: Path, part: str, labelled: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str]]:
     path = runs_dir / SPLIT_FILENAME
-    try:
-        split = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise EvalkitError(f"pairs={part!r} needs the split file", path=path) from exc
-    except (OSError, ValueError) as exc:
-        raise EvalkitError(f"cannot read the split file: {exc}", path=path) from exc
+    if not path.exists():
+        raise EvalkitError(f"pairs={part!r} needs the split file", path=path)
+    split = read_json(path, runs_dir, what="split file")
     names = split.get(part) if isinstance(split, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise EvalkitError(f'{part!r} must be a list of "run/range" strings', path=path)

@@ -27,6 +27,14 @@ contains the value of ``ANTHROPIC_API_KEY``.
 Only answers that passed validation are cached; errors, refusals and
 truncated answers are not, so a re-run asks again for exactly those.
 
+A cache folder that cannot be written (a file in its way, a read-only disk, a
+link planted in it) does not stop the evaluation: the first failed write says
+so once on stderr, and the judge carries on uncached. The warning is said once
+for the whole process tree: a kernel or worker started after it inherits
+``EVALKIT_UNWRITABLE_CACHES`` and stays silent about the same folder. Entries
+are read without following a link out of the cache folder, and within
+:mod:`evalkit.bounded`'s bounds; anything else is a miss.
+
 ``read=False`` (``use_cache=False``, the CLI's ``--no-cache``) bypasses
 lookups but still *writes* each new answer: a ``--no-cache`` run pays for
 fresh answers, and those fresh answers replace the old ones, so the next
@@ -39,12 +47,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...fileio import write_bytes_atomic
+from ...bounded import parse_json
+from ...errors import EvalkitError, OutputError
+from ...fileio import read_confined, write_bytes_atomic
 
 CACHE_FORMAT = 1
 # The one definition of the key's variable: the judge and the estimate import it from here
@@ -69,6 +80,26 @@ def cache_key(
         "sample": sample,
     }
     return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+# The cache folders already warned about as unwritable, in this process or the one that
+# started it (path-separator separated, absolute).
+UNWRITABLE_ENV = "EVALKIT_UNWRITABLE_CACHES"
+
+
+def warn_unwritable(root: Path, reason: str) -> None:
+    """Say once, on stderr, that the cache folder ``root`` cannot be written."""
+    folder = str(Path(os.path.abspath(root)))
+    warned = [part for part in os.environ.get(UNWRITABLE_ENV, "").split(os.pathsep) if part]
+    if folder in warned:
+        return
+    os.environ[UNWRITABLE_ENV] = os.pathsep.join([*warned, folder])
+    print(
+        f"evalkit: warning: the response cache {folder} cannot be written ({reason});"
+        " carrying on without caching answers",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 class SecretInCacheError(RuntimeError):
@@ -111,8 +142,8 @@ class ResponseCache:
             return None
         path = self.path_for(key)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = parse_json(read_confined(path, self.root), path=path)
+        except (OSError, EvalkitError):
             return None
         if (
             not isinstance(data, dict)
@@ -132,16 +163,44 @@ class ResponseCache:
         secret = os.environ.get(self.secret_env, "").strip() if self.secret_env else ""
         if secret and secret.encode("utf-8") in blob:
             raise SecretInCacheError(f"refusing to cache {key[:12]}: it contains the API key")
-        # The one guarded writer: no symlink below the cache root is followed.
-        return write_bytes_atomic(self.path_for(key), blob, root=self.root)
+        try:
+            # The one guarded writer: no symlink below the cache root is followed.
+            return write_bytes_atomic(self.path_for(key), blob, root=self.root)
+        except OutputError as exc:
+            self.unwritable(exc.message)
+            return None
+
+    def unwritable(self, reason: str) -> None:
+        """Stop writing to this cache, saying so once (:func:`warn_unwritable`)."""
+        self.write = False
+        warn_unwritable(self.root, reason)
+
+    def check_writable(self) -> bool:
+        """Whether the cache folder could be written, told without writing anything: the
+        folder, or the nearest folder above it that exists, must be a folder this process
+        may write (a file in the way or a read-only disk is not). When it cannot, say so
+        once and stop writing. True when writes are off."""
+        if not self.write:
+            return True
+        folder = Path(os.path.abspath(self.root))
+        existing = next(path for path in (folder, *folder.parents) if os.path.lexists(path))
+        if not existing.is_dir():
+            self.unwritable(f"{existing} is not a folder")
+            return False
+        if not os.access(existing, os.W_OK | os.X_OK):
+            self.unwritable(f"{existing} is not writable")
+            return False
+        return True
 
 
 __all__ = [
     "API_KEY_ENV",
     "CACHE_FORMAT",
+    "UNWRITABLE_ENV",
     "CacheEntry",
     "ResponseCache",
     "SecretInCacheError",
     "cache_key",
     "canonical_json",
+    "warn_unwritable",
 ]

@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...bounded import check_name, parse_json
 from ...errors import EvalkitError, JudgeError
+from ...fileio import read_confined, write_text_atomic
 from .cache import ResponseCache, SecretInCacheError, canonical_json
 from .runner import BATCH_SOURCE, LLMJudge, PendingRequest
 from .transport import redact, redact_json
@@ -149,11 +151,12 @@ def _journal_dir(cache: ResponseCache) -> Path:
 
 
 def _write_journal(cache: ResponseCache, batch_id: str, data: Mapping[str, Any]) -> None:
-    folder = _journal_dir(cache)
-    folder.mkdir(parents=True, exist_ok=True)
-    temp = folder / f".{batch_id}.json.tmp"
-    temp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    temp.replace(folder / f"{batch_id}.json")
+    # The one guarded writer: no link below the cache folder is followed.
+    write_text_atomic(
+        _journal_dir(cache) / f"{check_name(batch_id, 'batch id')}.json",
+        json.dumps(data, indent=1, sort_keys=True),
+        root=cache.root,
+    )
 
 
 def open_batches(cache: ResponseCache) -> dict[str, list[str]]:
@@ -164,8 +167,8 @@ def open_batches(cache: ResponseCache) -> dict[str, list[str]]:
         return found
     for path in sorted(folder.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = parse_json(read_confined(path, cache.root), path=path)
+        except (OSError, EvalkitError):
             continue
         if isinstance(data, dict) and not data.get("collected"):
             found[str(data["batch_id"])] = [str(key) for key in data.get("custom_ids", [])]

@@ -258,11 +258,15 @@ class LLMJudge(JudgeBase):
         """How many (item, sample) answers must come from the API; no network.
 
         Raises JudgeError when some must and the API key is not set, so a CLI can fail
-        before starting anything. :meth:`judge` makes the same check.
+        before starting anything. :meth:`judge` makes the same check. When some must and
+        the cache folder cannot be written, says so once (the run goes on uncached).
         """
-        items = self._plan(rng, submission, self._cache())
+        cache = self._cache()
+        items = self._plan(rng, submission, cache)
         pending = sum(1 for item in items for hit in item.hits if hit is None)
         self._require_key(needs_api=pending > 0)
+        if pending and cache is not None:
+            cache.check_writable()
         return pending
 
     def pending_requests(self, rng: Range, submission: Submission) -> list[PendingRequest]:
