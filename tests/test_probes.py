@@ -385,6 +385,15 @@ PROBES: dict[str, tuple[Probe, ...]] = {
         Probe("attack", "deep", ROBUSTNESS, write("corpus/attacks/code-block.yaml", DEEP_YAML)),
     ),
 }
+# evalkit label and evalkit adjudicate: a planted labelling/ link, a workspace path with a
+# part over 255 bytes, and a saved copy nested 100,000 deep are refused before JupyterLab.
+for _app, _notebook in (("label", "label.ipynb"), ("adjudicate", "adjudicate.ipynb")):
+    PROBES[_app] = (
+        Probe("copy-folder", "link", (_app, "--print-only"), link("labelling", "dir")),
+        Probe("copy", "link", (_app, "--print-only"), link(f"labelling/{_notebook}", "nb")),
+        Probe("workspace", "long", (_app, "--print-only", "--workspace", "{long}")),
+        Probe("copy", "deep", (_app, "--print-only"), write(f"labelling/{_notebook}", DEEP_JSON)),
+    )
 
 # A kind that cannot apply to a command, and why (every other kind needs a probe).
 NOT_APPLICABLE: dict[str, dict[str, str]] = {
@@ -397,6 +406,8 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
     },
     "batch": {"dotdot": "runs and ranges are globs over the runs folder's own entries"},
     "compare": {"dotdot": "its folders are typed by the user; a record names no file"},
+    "label": {"dotdot": "its one input is the workspace, typed by the user or discovered"},
+    "adjudicate": {"dotdot": "its one input is the workspace, typed by the user or discovered"},
 }
 
 

@@ -16,7 +16,6 @@ repository the workspace sits in sees it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -90,9 +89,12 @@ class WorkspaceCopy:
 
 def workspace_of(given: Path | None) -> Path:
     """The workspace: ``given``, else :func:`find_workspace`; it must hold ranges/ and runs/."""
+    from ..bounded import check_path
     from ..errors import EvalkitError
-    from ..runplan import find_workspace
+    from ..workspace import find_workspace
 
+    if given is not None:
+        check_path(given, "workspace")
     root = given.resolve() if given is not None else find_workspace()
     if given is not None and not root.is_dir():
         raise EvalkitError("the workspace is not a folder", path=given)
@@ -107,8 +109,15 @@ def workspace_of(given: Path | None) -> Path:
 
 
 def _code_cells(text: str) -> list[str]:
-    """The code cells' sources of a notebook's JSON; ValueError when it is not one."""
-    data = json.loads(text)
+    """The code cells' sources of a notebook's JSON (read within the bounds every JSON
+    input is read with); ValueError when it is not one."""
+    from ..bounded import parse_json
+    from ..errors import EvalkitError
+
+    try:
+        data = parse_json(text, what="notebook")
+    except EvalkitError as exc:
+        raise ValueError(exc.message) from None
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         raise ValueError("no cells")
@@ -173,7 +182,7 @@ def jupyter_environment(workspace: Path) -> dict[str, str]:
     set already, where JupyterLab's language-server support keeps its shadow copies of
     open files (by default ``.virtual_documents`` at the root, the workspace, which may be
     this repository): beside the notebook copies, which git ignores."""
-    from ..runplan import WORKSPACE_ENV
+    from ..workspace import WORKSPACE_ENV
 
     variables = {WORKSPACE_ENV: str(workspace)}
     if not os.environ.get(LSP_SHADOW_ENV):
