@@ -31,7 +31,8 @@ from typing import Any
 
 from .checklist import list_ranges, load_range
 from .errors import EvalkitError, OutputError
-from .judges import Judge, make_judge
+from .judges import Judge
+from .judges.config import JudgeConfig
 from .model import JudgeInfo, Range
 from .notebook import HTML_NAME, NOTEBOOK_NAME
 from .render import JUDGMENTS_FILENAME, REPORT_FILENAME, SCORES_FILENAME
@@ -74,9 +75,8 @@ class Settings:
 
     ranges_dir: Path
     runs_dir: Path
-    judge: str = "rules"
-    # The judge's settings, by the registry's names (judges.registry); absolute paths.
-    judge_settings: Mapping[str, Any] = field(default_factory=dict)
+    # The one judge configuration every evaluation of the batch shares (absolute paths).
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
     notebook: Path | None = None
     cell_timeout: float | None = None
     with_notebook: bool = True
@@ -93,13 +93,12 @@ class Settings:
             ranges_dir=self.ranges_dir,
             runs_dir=self.runs_dir,
             out_dir=out_dir,
-            judge_settings=self.judge_settings,
             notebook=self.notebook,
             base=self.workspace,
         )
 
     def make_judge(self) -> Judge:
-        return make_judge(self.judge, **dict(self.judge_settings))
+        return self.judge.build()
 
 
 @dataclass(frozen=True)
@@ -205,7 +204,7 @@ def plan_batch(
     workspace = Workspace.find(
         ranges_dir=settings.ranges_dir, runs_dir=settings.runs_dir, start=settings.workspace
     )
-    cache = settings.judge_settings.get("cache_dir")
+    cache = settings.judge.settings.get("cache_dir")
     if isinstance(cache, Path):
         workspace.check_out(cache)  # one cache for every pair: a link there stops the batch
     plan = BatchPlan(todo=[], skipped=[], failed=[])

@@ -16,13 +16,20 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .arguments import (
+    add_judge_arguments,
+    add_workspace_arguments,
+    check_writable_folder,
+    given_paths,
+    judge_config,
+    prompt_dir_arg,
+)
 from .bounded import check_name
 from .checklist import CHECKLIST_FILENAME, list_ranges, load_checklist, load_range
 from .errors import (
@@ -35,14 +42,7 @@ from .errors import (
     OutputError,
     one_line,
 )
-from .judges import DEFAULT_CLAUDE_MODEL, judge_spec
-from .judges.registry import (
-    JudgeSpec,
-    add_judge_arguments,
-    all_settings,
-    judge_settings_from_args,
-    prompt_dir_arg,
-)
+from .judges import DEFAULT_CLAUDE_MODEL
 from .runs import load_submission
 from .signals import exit_code, terminate_as_interrupt
 from .workspace import POINT_ELSEWHERE, Workspace, absolute
@@ -113,48 +113,6 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=cmd_run)
-
-
-def add_workspace_arguments(
-    parser: argparse.ArgumentParser, *, ranges: bool = True, runs: bool = True
-) -> None:
-    """``--ranges-dir`` and ``--runs-dir``, whose defaults come from the workspace."""
-    if ranges:
-        parser.add_argument(
-            "--ranges-dir",
-            type=Path,
-            metavar="DIR",
-            help="folder of ranges (default: the workspace's ranges/)",
-        )
-    if runs:
-        parser.add_argument(
-            "--runs-dir",
-            type=Path,
-            metavar="DIR",
-            help="folder of runs (default: the workspace's runs/)",
-        )
-
-
-def judge_settings(
-    args: argparse.Namespace, spec: JudgeSpec, workspace: Workspace
-) -> dict[str, Any]:
-    """The judge's settings from the flags: a path the user typed is absolute against the
-    working directory; a default one (the response cache) lies in the workspace."""
-    settings = judge_settings_from_args(args, spec)
-    for name, value in settings.items():
-        if isinstance(value, Path):
-            given = getattr(args, name, None) is not None
-            settings[name] = absolute(value) if given else workspace.root / value
-    return settings
-
-
-def given_paths(args: argparse.Namespace) -> list[Path]:
-    """The paths the user typed as judge settings (``--cache-dir``, ``--verdicts`` ...)."""
-    return [
-        value
-        for setting in all_settings()
-        if isinstance(value := getattr(args, setting.name, None), Path)
-    ]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,15 +208,6 @@ def _ranges_of_run(args: argparse.Namespace, workspace: Workspace) -> list[str]:
     return list(args.ranges)
 
 
-def _check_writable_folder(folder: Path) -> None:
-    """Fail before any work when ``folder`` cannot become an output folder."""
-    if folder.exists() and not folder.is_dir():
-        raise EvalkitError("output folder is a file", path=folder)
-    existing = next(p for p in (folder, *folder.parents) if p.exists())
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise EvalkitError("output folder cannot be created or written", path=folder)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from .notebook import execute
     from .prepare import build_judge, check_out_dir, load_inputs
@@ -267,8 +216,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     workspace = Workspace.from_args(args, args.out, args.notebook, *given_paths(args))
     names = _ranges_of_run(args, workspace)
-    spec = judge_spec(args.judge)
-    settings = judge_settings(args, spec, workspace)
+    # One judge configuration, built once from the flags, for every range of the run.
+    config = judge_config(args, workspace)
     # Check every input before executing anything, so bad input overwrites nothing.
     plans: list[RunPlan] = []
     for name in names:
@@ -278,11 +227,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         plan = RunPlan.build(
             range_id=name,
             run_id=args.run,
-            judge=args.judge,
+            judge=config,
             ranges_dir=workspace.ranges_dir,
             runs_dir=workspace.runs_dir,
             out_dir=out,
-            judge_settings=settings,
             model_under_test=args.model_under_test,
             allow_outside_inputs=args.allow_outside_inputs,
             notebook=args.notebook,
@@ -291,7 +239,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         rng, submission = load_inputs(plan)
         # The evaluation and cache folders: no link planted on their way, before anything.
         check_out_dir(plan, workspace)
-        _check_writable_folder(plan.out_dir)
+        check_writable_folder(plan.out_dir)
         judge = build_judge(plan)
         # A backend that can tell, without calling out, that it cannot run (no API key for
         # answers the cache lacks) says so here, before any notebook starts.
@@ -392,7 +340,7 @@ def _checklists_under(path: Path) -> list[Path]:
 def cmd_validate(args: argparse.Namespace) -> int:
     # Findings are this command's output, so they go to stdout, one file:line each, as
     # linters print theirs; the exit code says whether there were any.
-    from .labels import find_label_files, validate_label_files
+    from .gold_labels import find_label_files, validate_label_files
 
     workspace = Workspace.from_args(args, *args.paths)
     failures = 0

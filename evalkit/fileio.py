@@ -33,6 +33,7 @@ from .errors import OutputError, RunError
 
 __all__ = [
     "SECRET_ENV_VARS",
+    "add_secret_env_var",
     "check_target",
     "confined",
     "evaluation_lock",
@@ -53,16 +54,18 @@ _MIN_SECRET_LENGTH = 8
 # --------------------------------------------------------------------------- secrets
 
 
-def _secret_env_vars() -> set[str]:
-    """The known key variables plus the key variable of every registered judge (plugins too)."""
-    names = set(SECRET_ENV_VARS)
-    try:
-        from .judges.registry import judge_specs
+# The key variables fileio is told of: the known ones, and each registered judge's (the
+# registry tells it, plugins included), so fileio need not ask anything above it.
+_SECRET_ENV_VARS: set[str] = set(SECRET_ENV_VARS)
 
-        names.update(spec.needs_key for spec in judge_specs() if spec.needs_key)
-    except Exception:  # a broken plugin must never stop an output from being written
-        pass
-    return names
+
+def add_secret_env_var(name: str) -> None:
+    """Treat the value of the environment variable ``name`` as a secret from now on."""
+    _SECRET_ENV_VARS.add(name)
+
+
+def _secret_env_vars() -> set[str]:
+    return set(_SECRET_ENV_VARS)
 
 
 def _secret_values() -> list[str]:

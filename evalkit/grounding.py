@@ -16,7 +16,7 @@ forgives what Markdown and line wrapping change and nothing else:
 A passage must start and end on word edges: "203.0.113.4" is not found in
 "203.0.113.45".
 
-Both sides are folded first (:func:`evalkit.textnorm.fold`: NFKC, zero-width
+Both sides are folded first (:func:`evalkit.text.fold.fold`: NFKC, zero-width
 characters removed, Unicode dashes, spaces and quotes, and Cyrillic/Greek
 look-alikes of Latin letters). Quotes are looked for only in what a reader of
 the rendered document sees: the Markdown reader's hidden content and the
@@ -51,7 +51,7 @@ from .model import (
 )
 from .penalties import PENALTY_SOURCES
 from .screening import PENALTIES_READ, Mask, Screening
-from .textnorm import fold
+from .text.fold import fold
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*")
 # Underscores count as emphasis only at word edges, so snake_case names survive.

@@ -34,16 +34,16 @@ FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
 HTML_NAME = "evaluation.html"
 # Parameters holding a path: passed relative to the workspace when one is given, so the
 # record names no absolute local path.
-PATH_PARAMETERS = (
-    "ranges_dir",
-    "runs_dir",
-    "out_dir",
-    "prompt_dir",
-    "cache_dir",
-    "verdicts",
-    "replay_from",
-    "evaluations",
-)
+# The notebooks' own path parameters; a judge's path settings (cache, prompts, verdicts) come
+# from the registry (JudgeConfig's path_setting_names), so a new one needs no edit here.
+NOTEBOOK_PATH_PARAMETERS = ("ranges_dir", "runs_dir", "out_dir", "replay_from", "evaluations")
+
+
+def path_parameters() -> frozenset[str]:
+    """Every parameter that holds a path: the notebooks' own and every judge's."""
+    from .judges.config import path_setting_names
+
+    return frozenset((*NOTEBOOK_PATH_PARAMETERS, *path_setting_names()))
 
 
 def template_path(name: str = "evaluate.ipynb") -> Path:
@@ -224,8 +224,9 @@ def execute_notebook(
         given = {**parameters, "out_dir": str(staging)}
         if workspace is not None:
             workspace = workspace.resolve()
+            paths = path_parameters()
             given = {
-                key: _relative_to(workspace, value) if key in PATH_PARAMETERS else value
+                key: _relative_to(workspace, value) if key in paths else value
                 for key, value in given.items()
             }
         try:

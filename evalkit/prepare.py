@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .checklist import CHECKLIST_FILENAME, load_range
 from .fileio import is_outside, make_folder
-from .judges import Judge, make_judge
+from .judges import Judge
 from .judges.file import FileJudge
 from .model import Range, Submission
 from .runplan import RunPlan
@@ -57,7 +57,7 @@ def build_judge(plan: RunPlan) -> Judge:
     if plan.replay_from is not None:
         root = plan.runs_dir if within(plan.replay_from, plan.runs_dir) else plan.replay_from
         return FileJudge.from_record(plan.replay_from, root=root)
-    return make_judge(plan.judge, **dict(plan.judge_settings))
+    return plan.judge_config.build()
 
 
 def check_out_dir(plan: RunPlan, workspace: Workspace | None = None) -> None:

@@ -9,9 +9,9 @@ an error, never a truthy string) and resolves relative folders against the
 workspace, so plain ``papermill notebooks/evaluate.ipynb OUT.ipynb -p range_id R
 -p run_id X`` behaves the same from any working directory.
 
-A plan is data, checked against the judge registry when it is built (the default
-folder of a judge other than ``rules`` is named after the model a built judge
-reports; nothing is called), and does nothing: reading the inputs it names,
+A plan is data: its judge is one :class:`~evalkit.judges.config.JudgeConfig`,
+checked against the registry when it is built, whose ``folder_name`` names the
+default evaluation folder without building the judge. It does nothing: reading the inputs it names,
 building its judge and creating its output folder are :mod:`evalkit.prepare`'s.
 """
 
@@ -22,14 +22,12 @@ import re
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from .errors import EvalkitError
-from .fileio import safe_name
-from .judges.registry import all_settings, judge_spec, make_judge
+from .judges.config import JudgeConfig, parse_bool, parse_int, parse_str
 
 # Workspace discovery lives in evalkit.workspace; its names stay importable from here, as
 # the labelling notebooks import them.
@@ -39,7 +37,6 @@ __all__ = [
     "PARENT_PID_ENV",
     "WORKSPACE_ENV",
     "RunPlan",
-    "default_out_dir",
     "find_workspace",
     "parse_bool",
     "parse_int",
@@ -50,72 +47,6 @@ __all__ = [
 PARENT_PID_ENV = "EVALKIT_PARENT_PID"
 
 _RANGE_ID = re.compile(r"[a-z0-9][a-z0-9_-]*")
-# Parameters that are the plan's own; every other known parameter is a judge setting.
-_PLAN_PARAMETERS = (
-    "range_id",
-    "run_id",
-    "judge",
-    "ranges_dir",
-    "runs_dir",
-    "out_dir",
-    "model_under_test",
-    "allow_outside_inputs",
-)
-_TRUE = {"true", "yes", "on", "1"}
-_FALSE = {"false", "no", "off", "0"}
-
-
-# --------------------------------------------------------------------------- strict parsing
-
-
-def parse_bool(name: str, value: object) -> bool:
-    """A bool from a bool or a papermill string (``true``/``false``/``yes``/``no``/``1``/``0``)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise EvalkitError(f"parameter {name} must be true or false, not {value!r}")
-
-
-def parse_int(name: str, value: object) -> int:
-    """An int from an int or a string of digits; anything else is an error."""
-    if isinstance(value, bool):
-        raise EvalkitError(f"parameter {name} must be a whole number, not {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-        return int(value)
-    raise EvalkitError(f"parameter {name} must be a whole number, not {value!r}")
-
-
-def _parse_str(name: str, value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float, Path)) and not isinstance(value, bool):
-        return str(value)
-    raise EvalkitError(f"parameter {name} must be a string, not {value!r}")
-
-
-def _parse_setting(name: str, kind: type, default: Any, value: object, base: Path) -> Any:
-    if kind is bool:
-        return parse_bool(name, value)
-    if kind is int:
-        return parse_int(name, value)
-    if kind is float:
-        try:
-            return float(_parse_str(name, value))
-        except ValueError:
-            raise EvalkitError(f"parameter {name} must be a number, not {value!r}") from None
-    if kind is Path:
-        text = _parse_str(name, value)
-        path = Path(text) if text else default  # "" means the judge's own default
-        # Relative to the workspace, like ranges_dir and runs_dir, not to the kernel's cwd.
-        return _absolute(Path(path), base) if path is not None else None
-    return _parse_str(name, value)
 
 
 # --------------------------------------------------------------------------- workspace
@@ -123,29 +54,6 @@ def _parse_setting(name: str, kind: type, default: Any, value: object, base: Pat
 
 def _absolute(path: Path, base: Path) -> Path:
     return path if path.is_absolute() else base / path
-
-
-def default_out_dir(
-    runs_dir: Path, run_id: str, range_id: str, judge: str, model: str | None
-) -> Path:
-    """``runs/<run>/<range>/evaluations/<judge>[-<model>]``: judges and models never collide.
-
-    The judge and model names become one folder name only through ``safe_name``.
-    """
-    name = safe_name(judge if not model else f"{judge}-{model}")
-    return runs_dir / run_id / range_id / "evaluations" / name
-
-
-def _folder_model(judge: str, settings: Mapping[str, Any]) -> str | None:
-    """The model part of the default folder name: the judge's own ``evaluator_model``.
-
-    The offline ``rules`` judge has one folder, ``rules``. Any other judge is built
-    (no call is made) to ask it, so a plugin or the file judge names its folder
-    the same way from the CLI and from plain papermill.
-    """
-    if judge == "rules":
-        return None
-    return make_judge(judge, **dict(settings)).info.evaluator_model or None
 
 
 # --------------------------------------------------------------------------- the plan
@@ -157,11 +65,10 @@ class RunPlan:
 
     range_id: str
     run_id: str
-    judge: str
+    judge_config: JudgeConfig
     ranges_dir: Path
     runs_dir: Path
     out_dir: Path
-    judge_settings: Mapping[str, Any] = field(default_factory=dict)
     model_under_test: str = ""
     allow_outside_inputs: bool = False
     notebook: Path | None = None  # the CLI's --notebook; not a notebook parameter
@@ -173,20 +80,19 @@ class RunPlan:
             raise EvalkitError(f"invalid range id {self.range_id!r}: expected [a-z0-9][a-z0-9_-]*")
         if not self.run_id or self.run_id in {".", ".."} or any(c in self.run_id for c in "/\\\0"):
             raise EvalkitError(f"invalid run id {self.run_id!r}: a folder name is expected")
-        spec = judge_spec(self.judge)  # an unknown judge names the known ones
-        known = {s.name: s for s in spec.settings}
-        unknown = sorted(set(self.judge_settings) - set(known))
-        if unknown:
-            raise EvalkitError(f"judge {self.judge!r} does not take {', '.join(unknown)}")
-        settings = {s.name: self.judge_settings.get(s.name, s.default) for s in spec.settings}
-        concurrency = settings.get("concurrency")
-        if isinstance(concurrency, int) and concurrency < 1:
-            raise EvalkitError("concurrency must be at least 1")
         for name in ("ranges_dir", "runs_dir", "out_dir"):
             if not getattr(self, name).is_absolute():
                 raise EvalkitError(f"{name} must be an absolute path inside a plan")
-        # Frozen means frozen: a read-only copy of every setting, defaults filled in.
-        object.__setattr__(self, "judge_settings", MappingProxyType(settings))
+
+    @property
+    def judge(self) -> str:
+        """The judge's registry name."""
+        return self.judge_config.judge
+
+    @property
+    def judge_settings(self) -> Mapping[str, Any]:
+        """Every setting of the judge, defaults filled in (read-only)."""
+        return self.judge_config.settings
 
     # ----------------------------------------------------------------- building
 
@@ -196,7 +102,7 @@ class RunPlan:
         *,
         range_id: str,
         run_id: str,
-        judge: str,
+        judge: str | JudgeConfig,
         ranges_dir: str | Path,
         runs_dir: str | Path,
         out_dir: str | Path | None = None,
@@ -208,32 +114,31 @@ class RunPlan:
         replay_from: str | Path | None = None,
     ) -> RunPlan:
         """A plan with relative folders resolved against ``base`` (default: the workspace)
-        and the default evaluation folder when ``out_dir`` is not given."""
+        and the default evaluation folder when ``out_dir`` is not given.
+
+        ``judge`` is the configuration a caller built once (``judge_settings`` then must be
+        None), or a judge's name with its ``judge_settings`` (path settings, like the
+        folders, relative to ``base``)."""
         root = base or find_workspace()
         ranges = _absolute(Path(ranges_dir), root).resolve()
         runs = _absolute(Path(runs_dir), root).resolve()
-        given = dict(judge_settings or {})
-        # Every setting the judge takes, its default when not given; a setting it does not
-        # take stays, so the check in __post_init__ names it.
-        for setting in judge_spec(judge).settings:
-            given.setdefault(setting.name, setting.default)
-        # Path settings (cache, prompts) are relative to the same base as the folders.
-        settings = {
-            name: _absolute(value, root) if isinstance(value, Path) else value
-            for name, value in given.items()
-        }
+        if isinstance(judge, JudgeConfig):
+            if judge_settings is not None:
+                raise EvalkitError("give a judge configuration or its settings, not both")
+            config = judge
+        else:
+            config = JudgeConfig.of(judge, judge_settings, base=root)
         if out_dir:
             out = _absolute(Path(out_dir), root)
         else:
-            out = default_out_dir(runs, run_id, range_id, judge, _folder_model(judge, settings))
+            out = runs / run_id / range_id / "evaluations" / config.folder_name()
         return cls(
             range_id=range_id,
             run_id=run_id,
-            judge=judge,
+            judge_config=config,
             ranges_dir=ranges,
             runs_dir=runs,
             out_dir=Path(os.path.abspath(out)),
-            judge_settings=settings,
             model_under_test=model_under_test,
             allow_outside_inputs=allow_outside_inputs,
             notebook=notebook,
@@ -248,23 +153,17 @@ class RunPlan:
         Every setting of every registered judge is given (this judge's value, or
         the setting's default), so the parameters cell never keeps a stale value.
         """
-        parameters: dict[str, Any] = {
+        return {
             "range_id": self.range_id,
             "run_id": self.run_id,
-            "judge": self.judge,
             "ranges_dir": str(self.ranges_dir),
             "runs_dir": str(self.runs_dir),
             "out_dir": str(self.out_dir),
             "model_under_test": self.model_under_test,
             "allow_outside_inputs": self.allow_outside_inputs,
             "replay_from": str(self.replay_from) if self.replay_from else "",
+            **self.judge_config.to_parameters(),
         }
-        for setting in all_settings():
-            value = self.judge_settings.get(setting.name, setting.default)
-            if isinstance(value, Path):
-                value = str(value)
-            parameters[setting.name] = "" if value is None else value
-        return parameters
 
     @classmethod
     def from_parameters(
@@ -281,27 +180,19 @@ class RunPlan:
         missing = [name for name in ("range_id", "run_id") if not parameters.get(name)]
         if missing:
             raise EvalkitError(f"missing parameter(s): {', '.join(missing)}")
-        judge = _parse_str("judge", parameters.get("judge", "rules")) or "rules"
-        spec = judge_spec(judge)
-        settings = {
-            s.name: _parse_setting(s.name, s.type, s.default, parameters[s.name], base)
-            for s in spec.settings
-            if s.name in parameters
-        }
         return cls.build(
-            range_id=_parse_str("range_id", parameters["range_id"]),
-            run_id=_parse_str("run_id", parameters["run_id"]),
-            judge=judge,
-            ranges_dir=_parse_str("ranges_dir", parameters.get("ranges_dir", "")) or "ranges",
-            runs_dir=_parse_str("runs_dir", parameters.get("runs_dir", "")) or "runs",
-            out_dir=_parse_str("out_dir", parameters.get("out_dir", "")) or None,
-            judge_settings=settings,
-            model_under_test=_parse_str("model_under_test", parameters.get("model_under_test")),
+            range_id=parse_str("range_id", parameters["range_id"]),
+            run_id=parse_str("run_id", parameters["run_id"]),
+            judge=JudgeConfig.from_parameters(parameters, base=base),
+            ranges_dir=parse_str("ranges_dir", parameters.get("ranges_dir", "")) or "ranges",
+            runs_dir=parse_str("runs_dir", parameters.get("runs_dir", "")) or "runs",
+            out_dir=parse_str("out_dir", parameters.get("out_dir", "")) or None,
+            model_under_test=parse_str("model_under_test", parameters.get("model_under_test")),
             allow_outside_inputs=parse_bool(
                 "allow_outside_inputs", parameters.get("allow_outside_inputs", False)
             ),
             base=base,
-            replay_from=_parse_str("replay_from", parameters.get("replay_from", "")) or None,
+            replay_from=parse_str("replay_from", parameters.get("replay_from", "")) or None,
         )
 
     # ----------------------------------------------------------------- derived

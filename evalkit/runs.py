@@ -24,7 +24,7 @@ from .checklist import natural_key
 from .errors import RunError
 from .fileio import confined, is_outside, read_confined
 from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
-from .textnorm import fold
+from .text.fold import fold
 from .workspace import POINT_ELSEWHERE
 
 __all__ = ["DEFAULT_MAX_DOCUMENT_BYTES", "RUN_FILENAME", "list_runs", "load_submission"]

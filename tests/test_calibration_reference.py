@@ -10,7 +10,7 @@ import pytest
 
 import evalkit
 from evalkit.errors import EvalkitError
-from evalkit.labels import find_labels
+from evalkit.gold_labels import find_labels
 from evalkit.research.calibration import Case, calibrate
 from tests.samples import REPO, copy_samples, run_evalkit
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.errors import EvalkitError, JudgeError
-from evalkit.research.cases import calibration_judge, evaluate_pairs, load_pairs
+from evalkit.errors import EvalkitError
+from evalkit.judges.config import JudgeConfig
+from evalkit.research.cases import evaluate_pairs, load_pairs
 from tests.labelled import PAIRS, cases, labelled_workspace
 
 
@@ -31,19 +32,4 @@ def test_stale_labels_are_refused_before_judging(workspace: Path):
     data["checklist_sha256"] = "0" * 64
     path.write_text(json.dumps(data))
     with pytest.raises(EvalkitError, match="demo/ssh-miner"):
-        evaluate_pairs(
-            workspace / "ranges", workspace / "runs", calibration_judge("rules", model=""), PAIRS
-        )
-
-
-def test_the_judge_takes_the_settings_its_registry_entry_declares(tmp_path: Path):
-    verdicts = tmp_path / "verdicts.jsonl"
-    verdicts.write_text("")
-    judge = calibration_judge("file", model="ignored", settings={"verdicts": str(verdicts)})
-    assert judge.info.name == "file"
-    with pytest.raises(JudgeError, match="does not take"):
-        calibration_judge("rules", model="", settings={"verdicts": str(verdicts)})
-    with pytest.raises(EvalkitError, match="does not take repeats"):
-        calibration_judge("rules", model="", repeats=3)
-    with pytest.raises(EvalkitError, match="at least 1"):
-        calibration_judge("rules", model="", repeats=0)
+        evaluate_pairs(workspace / "ranges", workspace / "runs", JudgeConfig().build(), PAIRS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit.labels import load_labels
+from evalkit.gold_labels import load_labels
 from evalkit.research import calibration
 from evalkit.research.calibration import calibrate
 from evalkit.research.items import (

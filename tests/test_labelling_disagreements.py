@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from evalkit.gold_labels import LabelPenalty, find_labels
 from evalkit.labelling.disagreements import find_disagreements, reading_targets, same_reading
 from evalkit.labelling.readings import Reading, Side, SubReading, label_side
-from evalkit.labels import LabelPenalty, find_labels
 from tests.labelling_samples import RANGE, RUN, pair
 from tests.samples import REPO
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import LabelError
+from evalkit.gold_labels import LabelPenalty, load_labels
 from evalkit.labelling import drafts
-from evalkit.labels import LabelPenalty, load_labels
 from tests.labelling_samples import pair
 from tests.samples import REPO
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.gold_labels import load_labels
 from evalkit.labelling.readings import (
     evaluation_side,
     label_side,
     list_evaluations,
     load_evaluation,
 )
-from evalkit.labels import load_labels
 from tests.labelling_samples import RANGE, RUN, pair, workspace_with_evaluation
 
 

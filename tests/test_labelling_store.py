@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import LabelError
+from evalkit.gold_labels import find_labels, labelled_pairs, load_labels, validate_label_files
 from evalkit.labelling import drafts, store
 from evalkit.labelling.readings import evaluation_side, label_side, load_evaluation
-from evalkit.labels import find_labels, labelled_pairs, load_labels, validate_label_files
 from tests.labelling_samples import RANGE, RUN, pair, workspace_with_evaluation
 
 

@@ -7,7 +7,7 @@ import re
 
 from evalkit.model import Tally
 from evalkit.render import render_report, summary_markdown, write_report
-from evalkit.render.markdown import SUGGESTIONS, md_blockquote, md_cell
+from evalkit.render.report_markdown import SUGGESTIONS, md_blockquote, md_cell
 
 
 def section(text: str, heading: str) -> str:
@@ -247,7 +247,7 @@ def _hostile(ev):
 
 
 def test_agent_html_is_escaped_in_the_report(render_evaluation):
-    from evalkit.render.markdown import render_report
+    from evalkit.render.report_markdown import render_report
 
     text = render_report(_hostile(render_evaluation))
     assert "<script>" not in text and "<img" not in text

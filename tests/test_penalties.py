@@ -22,7 +22,7 @@ from evalkit.penalties import (
     penalty_rule,
     zeroed_subscores,
 )
-from evalkit.render import markdown
+from evalkit.render import report_markdown as markdown
 
 
 def test_every_rule_zeroes_subscores_of_its_own_dimension() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,12 +12,9 @@ from evalkit.judges import registry
 from evalkit.judges.registry import (
     JudgeSetting,
     JudgeSpec,
-    add_judge_arguments,
-    judge_settings_from_args,
     judge_spec,
     judge_specs,
     make_judge,
-    notebook_parameters,
 )
 
 
@@ -53,31 +48,6 @@ def test_claude_declares_its_key_and_settings() -> None:
         "use_cache",
         "cache_dir",
     ]
-
-
-def _parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_judge_arguments(parser)
-    return parser.parse_args(list(argv))
-
-
-def test_flags_come_from_settings_and_old_flag_names_keep_working() -> None:
-    args = _parse("--judge", "claude", "--model", "m", "--no-cache", "--concurrency", "3")
-    settings = judge_settings_from_args(args, judge_spec("claude"))
-    assert settings["model"] == "m"
-    assert settings["use_cache"] is False
-    assert settings["concurrency"] == 3
-    assert settings["cache_dir"] == Path(".evalkit-cache")
-    assert _parse("--use-cache").use_cache is True
-    assert _parse("--no-use-cache").use_cache is False
-
-
-def test_settings_not_given_take_the_judges_default_and_other_judges_settings_are_dropped() -> None:
-    args = _parse("--judge", "rules", "--model", "m")
-    assert judge_settings_from_args(args, judge_spec("rules")) == {}
-    parameters = notebook_parameters(args, judge_spec("rules"))
-    assert parameters["prompt_dir"] == ""
-    assert parameters["cache_dir"] == str(Path(".evalkit-cache").resolve())
 
 
 def test_plugins_load_once_and_a_broken_one_is_a_one_line_warning(
@@ -135,20 +105,3 @@ def test_evalkit_judges_lists_every_judge_with_settings_and_key(
     assert listed["file"]["settings"][0]["flag"] == "--verdicts"
     assert main(["judges"]) == 0
     assert "claude  (API key: $ANTHROPIC_API_KEY)" in capsys.readouterr().out
-
-
-def test_notebook_parameters_become_the_judges_options() -> None:
-    from evalkit.judges.registry import judge_options_from_parameters
-
-    parameters = {
-        "model": "m",
-        "base_url": "",
-        "prompt_dir": "",
-        "repeats": 3,
-        "verdicts": "v.json",
-        "range_id": "x",
-    }
-    options = judge_options_from_parameters("openai-compatible", parameters)
-    assert options == {"model": "m", "base_url": None, "prompt_dir": None, "repeats": 3}
-    assert judge_options_from_parameters("file", parameters) == {"verdicts": "v.json"}
-    assert judge_options_from_parameters("rules", parameters) == {}

@@ -23,7 +23,12 @@ NOTEBOOKS = {
         "model",
         "prompt_dir",
         "repeats",
-        "judge_settings",
+        # The judge as evaluate.ipynb takes it (JudgeConfig.to_parameters), not as JSON.
+        "concurrency",
+        "use_cache",
+        "cache_dir",
+        "base_url",
+        "verdicts",
         "pairs",
         "runs_dir",
         "ranges_dir",

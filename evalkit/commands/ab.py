@@ -4,8 +4,9 @@
                    [--runs-dir DIR] [--ranges-dir DIR] [--seed N] [--bootstrap N] [--quiet]
 
 Each of A and B is an ``evalkit calibrate`` folder, or a judge configuration file
-(YAML: ``judge``, ``model``, ``prompt_dir``, ``repeats`` and any other setting the
-judge's registry entry declares; relative paths are relative to the file), which
+(YAML: ``judge`` and any setting the judge's registry entry declares, by name, as
+:meth:`~evalkit.judges.config.JudgeConfig.from_mapping` reads it; relative paths are
+relative to the file), which
 is calibrated first, on the same pairs, into ``<out>/<name>/``. Then
 ``ab.json`` and ``ab-report.md`` are written into ``--out`` (default ``ab``).
 Two calibrations over different pairs, items or labels are refused (exit 2).
@@ -15,19 +16,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .calibrate import JudgeConfig, check_calibration, run_calibration, summary_line
+from ..arguments import add_workspace_arguments
+from ..judges.config import JudgeConfig
+from .calibrate import check_calibration, run_calibration, summary_line
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-BASE_KEYS = ("judge", "model", "prompt_dir", "repeats")
-
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..cli import add_workspace_arguments
-
     parser = commands.add_parser(
         "ab",
         help="A/B test two judges (calibration folders or judge config files) against the labels",
@@ -75,7 +74,6 @@ def load_config(path: Path, workspace: Workspace | None = None) -> JudgeConfig:
     from ..bounded import parse_yaml
     from ..errors import EvalkitError
     from ..fileio import read_confined
-    from ..judges import judge_spec
     from ..workspace import Workspace, absolute, within
 
     workspace = workspace or Workspace.find()
@@ -84,57 +82,24 @@ def load_config(path: Path, workspace: Workspace | None = None) -> JudgeConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise EvalkitError(f"cannot read the judge configuration: {exc}", path=path) from exc
     data = parse_yaml(text, path=path, what="judge configuration")
-    if not isinstance(data, dict) or not isinstance(data.get("judge"), str):
+    if not isinstance(data, dict):
         raise EvalkitError("a judge configuration is a YAML mapping with a judge name", path=path)
-    spec = judge_spec(data["judge"])
-    known = {setting.name: setting for setting in spec.settings}
-    unknown = sorted(set(data) - set(BASE_KEYS) - set(known))
-    if unknown:
-        takes = ", ".join(sorted(set(BASE_KEYS) | set(known)))
-        raise EvalkitError(
-            f"the {spec.name} judge does not take {', '.join(unknown)} (keys: {takes})", path=path
-        )
-    base = path.parent
-
-    def resolved(value: Any, name: str = "prompt_dir") -> str:
-        if value in (None, ""):
-            return ""
-        folder = absolute(base / str(value))
+    config = JudgeConfig.from_mapping(data, base=path.parent, path=path, workspace=workspace.root)
+    for name, value in config.settings.items():
+        if not isinstance(value, Path) or name not in data:
+            continue  # a default (the response cache) lies in the workspace already
+        folder = absolute(value)
         if not within(folder, workspace.root):
             raise EvalkitError(
-                f"{name} {value} lies outside the workspace {workspace.root}: a configuration"
-                " file names folders inside it",
+                f"{name} {data[name]} lies outside the workspace {workspace.root}: a"
+                " configuration file names folders inside it",
                 path=path,
             )
         if name == "cache_dir":
             workspace.check_out(folder)  # written to: no link on its way, nor below it
         else:
             workspace.confined(folder)  # read: never through a link out of the workspace
-        return str(folder)
-
-    settings: dict[str, Any] = {}
-    for name, setting in known.items():
-        if name in BASE_KEYS or name not in data:
-            continue
-        value = data[name]
-        if setting.type is Path:
-            value = resolved(value, name)
-        elif value is not None and not isinstance(value, setting.type):
-            raise EvalkitError(f"{name} must be a {setting.type.__name__}", path=path)
-        settings[name] = value
-    repeats = data.get("repeats", 1)
-    if not isinstance(repeats, int) or isinstance(repeats, bool):
-        raise EvalkitError("repeats must be an integer", path=path)
-    model = data.get("model")
-    if model is None:
-        model = known["model"].default if "model" in known else ""
-    return JudgeConfig(
-        judge=spec.name,
-        model=str(model or ""),
-        prompt_dir=resolved(data.get("prompt_dir")),
-        repeats=repeats,
-        settings=settings,
-    )
+    return config
 
 
 def _names(args: argparse.Namespace) -> tuple[str, str]:
@@ -221,8 +186,8 @@ def cmd_ab(args: argparse.Namespace) -> int:
     for target in result.targets:
         print(f"  {target.verdict}")
     if max(result.repeats) > 1:
-        from ..research._markdown import fmt
         from ..research.items import ALL_SUBSCORES
+        from ..research.report_format import fmt
 
         pooled = next(t for t in result.targets if t.target == ALL_SUBSCORES)
         print(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..cli import add_workspace_arguments
+    from ..arguments import add_workspace_arguments
 
     parser = commands.add_parser(
         "agents",

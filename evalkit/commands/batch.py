@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..judges.registry import add_judge_arguments, judge_spec
+from ..arguments import add_judge_arguments, add_workspace_arguments
 
 
 def _globs(values: list[str] | None) -> list[str] | None:
@@ -18,8 +18,6 @@ def _globs(values: list[str] | None) -> list[str] | None:
 
 
 def register(commands: Any) -> None:
-    from ..cli import add_workspace_arguments
-
     batch = commands.add_parser(
         "batch",
         help="evaluate many runs x ranges: parallel, resumable, with an index of the results",
@@ -101,7 +99,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from .. import batch
-    from ..cli import given_paths, judge_settings
+    from ..arguments import given_paths, judge_config
     from ..errors import EvalkitError
     from ..workspace import Workspace, absolute
 
@@ -119,8 +117,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     settings = batch.Settings(
         ranges_dir=workspace.ranges_dir,
         runs_dir=workspace.runs_dir,
-        judge=args.judge,
-        judge_settings=judge_settings(args, judge_spec(args.judge), workspace),
+        judge=judge_config(args, workspace),
         notebook=absolute(args.notebook) if args.notebook else None,
         cell_timeout=args.cell_timeout,
         with_notebook=not args.no_notebook,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judges.registry import prompt_dir_arg
+from ..arguments import add_judge_arguments, add_workspace_arguments
+from ..judges.config import JudgeConfig
 from ..workspace import read_json
 
 CALIBRATION_NOTEBOOK = "calibrate.ipynb"
@@ -17,8 +16,6 @@ RECORD_NAME = "calibration.ipynb"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..cli import add_workspace_arguments
-
     parser = commands.add_parser(
         "calibrate",
         help="measure a judge against the gold labels (executes the calibration notebook)",
@@ -28,16 +25,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "with bootstrap 95 % intervals and the human band."
         ),
     )
-    parser.add_argument("--judge", default="rules", help="judge backend (default: rules)")
-    parser.add_argument(
-        "--model", default="claude-sonnet-4-6", help="judge model (LLM judges only)"
-    )
-    parser.add_argument(
-        "--prompt-dir", type=prompt_dir_arg, metavar="DIR", help="judge prompt templates"
-    )
-    parser.add_argument(
-        "--repeats", type=int, default=1, metavar="K", help="verdicts per checkpoint (default 1)"
-    )
+    # The judge flags `evalkit run` takes, from the registry: a vLLM or Ollama server by
+    # --base-url, a cache by --cache-dir, --concurrency, recorded answers by --verdicts ...
+    add_judge_arguments(parser)
     parser.add_argument(
         "--pairs",
         default="all",
@@ -71,22 +61,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(handler=cmd_calibrate)
 
 
-def default_out_dir(judge: str, model: str) -> Path:
-    return Path("calibration") / (judge if judge == "rules" else f"{judge}-{model}")
-
-
-@dataclass(frozen=True)
-class JudgeConfig:
-    """One judge configuration to calibrate: the command's flags, or an ``evalkit ab`` file."""
-
-    judge: str = "rules"
-    model: str = "claude-sonnet-4-6"
-    prompt_dir: str = ""  # absolute, or "" for the packaged prompts
-    repeats: int = 1
-    # Any other setting of the judge's registry entry, by name (JSON-ready values).
-    settings: Mapping[str, Any] = field(default_factory=dict)
-
-
 def check_calibration(
     config: JudgeConfig,
     selection: str,
@@ -99,16 +73,11 @@ def check_calibration(
     from ..errors import EvalkitError
     from ..research import calibration
 
-    if config.prompt_dir and not Path(config.prompt_dir).is_dir():
-        raise EvalkitError("prompt folder is missing", path=Path(config.prompt_dir))
+    prompt_dir = config.settings.get("prompt_dir")
+    if isinstance(prompt_dir, Path) and not prompt_dir.is_dir():
+        raise EvalkitError("prompt folder is missing", path=prompt_dir)
     pairs = calibration.select_pairs(runs_dir, selection)
-    judge = calibration.calibration_judge(
-        config.judge,
-        model=config.model,
-        prompt_dir=config.prompt_dir,
-        repeats=config.repeats,
-        settings=config.settings,
-    )
+    judge = config.build()
     for rng, submission, labels in calibration.load_pairs(ranges_dir, runs_dir, pairs):
         if reference and reference not in {label.labeller for label in labels}:
             raise EvalkitError(
@@ -140,11 +109,8 @@ def run_calibration(
     from ..research import calibration
 
     parameters = dict(
-        judge=config.judge,
-        model=config.model,
-        prompt_dir=config.prompt_dir,
-        repeats=config.repeats,
-        judge_settings=json.dumps(dict(config.settings)),
+        # The judge as the evaluation notebook takes it: its name and every setting.
+        **config.to_parameters(),
         pairs=selection,
         runs_dir=str(runs_dir.resolve()),
         ranges_dir=str(ranges_dir.resolve()),
@@ -167,7 +133,7 @@ def run_calibration(
 def summary_line(data: Mapping[str, Any]) -> str:
     """The console line of a calibration: its pooled figures, rounded."""
     from ..research import calibration
-    from ..research._markdown import fmt
+    from ..research.report_format import fmt
 
     pooled = data["agreement"]["pooled"][calibration.ALL_SUBSCORES]
     interval = (pooled.get("ci95") or {}).get("kappa")
@@ -183,23 +149,23 @@ def summary_line(data: Mapping[str, Any]) -> str:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..arguments import given_paths, judge_config
     from ..errors import EvalkitError, JudgeError
     from ..research import calibration
-    from ..workspace import Workspace, absolute
+    from ..workspace import Workspace
 
     if args.bootstrap < 0:
         raise EvalkitError("--bootstrap must be 0 or more")
-    workspace = Workspace.from_args(args, args.out, args.prompt_dir, args.notebook)
-    config = JudgeConfig(
-        judge=args.judge,
-        model=args.model,
-        prompt_dir=str(absolute(args.prompt_dir)) if args.prompt_dir else "",
-        repeats=args.repeats,
-    )
+    workspace = Workspace.from_args(args, args.out, args.notebook, *given_paths(args))
+    config = judge_config(args, workspace)
     # Check every input before executing anything, so bad input overwrites nothing.
     runs_dir, ranges_dir = workspace.runs_dir, workspace.ranges_dir
     check_calibration(config, args.pairs, runs_dir, ranges_dir, args.reference)
-    out = workspace.check_out(args.out or workspace.root / default_out_dir(args.judge, args.model))
+    # The default folder is named as an evaluation folder is: one safe name, never a path.
+    out = workspace.check_out(args.out or workspace.root / "calibration" / config.folder_name())
+    cache = config.settings.get("cache_dir")
+    if isinstance(cache, Path):
+        workspace.check_out(cache)
     data = run_calibration(
         config,
         selection=args.pairs,

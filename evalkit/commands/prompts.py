@@ -27,11 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..judges.registry import DEFAULT_CLAUDE_MODEL, prompt_dir_arg
+from ..arguments import add_judge_arguments, add_workspace_arguments
 
-LLM_JUDGES = ("claude", "openai-compatible")
+if TYPE_CHECKING:
+    from ..judges.config import JudgeConfig
 STAND_IN_README = """\
 # Requests for {range_id} / {run_id}
 
@@ -50,8 +51,6 @@ Checkpoints: {checkpoints}
 
 
 def register(commands: Any) -> None:
-    from ..cli import add_workspace_arguments
-
     parser = commands.add_parser(
         "prompts",
         help="write the exact requests the LLM judge would send, one per checkpoint",
@@ -62,19 +61,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--range", dest="range_id", required=True, metavar="NAME")
     parser.add_argument("--run", dest="run_id", required=True, metavar="RUN_ID")
     add_workspace_arguments(parser)
-    parser.add_argument(
-        "--judge",
-        default="claude",
-        choices=LLM_JUDGES,
-        help="whose request shape to write (default: claude)",
-    )
-    parser.add_argument("--model", default=DEFAULT_CLAUDE_MODEL, metavar="MODEL")
-    parser.add_argument(
-        "--prompt-dir",
-        type=prompt_dir_arg,
-        metavar="DIR",
-        help="judge prompt templates (default: the packaged v3)",
-    )
+    # The judge flags `evalkit run` takes: whose requests (an LLM judge), its model, prompts.
+    add_judge_arguments(parser, default="claude")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
     parser.set_defaults(handler=cmd_prompts)
 
@@ -86,29 +74,33 @@ def write_prompts(
     out: Path,
     ranges_dir: Path = Path("ranges"),
     runs_dir: Path = Path("runs"),
-    judge: str = "claude",
-    model: str = DEFAULT_CLAUDE_MODEL,
-    prompt_dir: Path | None = None,
+    config: JudgeConfig,
 ) -> list[Path]:
-    """Write the requests of judge ``judge`` for (``range_id``, ``run_id``) into ``out``.
+    """Write the requests of the LLM judge ``config`` for (``range_id``, ``run_id``) into
+    ``out`` (its response cache is neither read nor written: nothing is sent).
 
     Every target is checked before the first is written (no link on the way, none
     replaced), and written by the guarded writer, following no link below ``out``.
     """
     from ..checklist import load_range
+    from ..errors import EvalkitError
     from ..fileio import check_target
     from ..fileio import write_text_atomic as write_text
-    from ..judges import make_judge
+    from ..judges.config import JudgeConfig
     from ..judges.llm.runner import LLMJudge
     from ..runs import load_submission
 
+    if "cache_dir" in config.settings:
+        config = JudgeConfig(config.judge, {**config.settings, "cache_dir": None})
+    llm = config.build()
+    if not isinstance(llm, LLMJudge):
+        raise EvalkitError(
+            f"evalkit prompts writes an LLM judge's requests; the {config.judge} judge sends"
+            " none (choose --judge claude or openai-compatible)"
+        )
+    judge, model = config.judge, llm.model
     rng = load_range(ranges_dir, range_id)
     submission = load_submission(runs_dir, run_id, rng)
-    settings: dict[str, Any] = {"model": model, "cache_dir": None}
-    if prompt_dir is not None:
-        settings["prompt_dir"] = prompt_dir
-    llm = make_judge(judge, **settings)
-    assert isinstance(llm, LLMJudge)  # the choices above are LLM judges
     prompts = llm.prompts
     bodies = llm.requests_for(rng, submission)
 
@@ -166,21 +158,19 @@ def write_prompts(
 
 
 def cmd_prompts(args: argparse.Namespace) -> int:
-    from ..cli import _check_writable_folder
-    from ..workspace import Workspace, absolute
+    from ..arguments import check_writable_folder, given_paths, judge_config
+    from ..workspace import Workspace
 
-    workspace = Workspace.from_args(args, args.out, args.prompt_dir)
+    workspace = Workspace.from_args(args, args.out, *given_paths(args))
     out = workspace.check_out(args.out)
-    _check_writable_folder(out)
+    check_writable_folder(out)
     written = write_prompts(
         range_id=args.range_id,
         run_id=args.run_id,
         out=out,
         ranges_dir=workspace.ranges_dir,
         runs_dir=workspace.runs_dir,
-        judge=args.judge,
-        model=args.model,
-        prompt_dir=absolute(args.prompt_dir) if args.prompt_dir else None,
+        config=judge_config(args, workspace),
     )
     items = sum(1 for path in written if path.parent.name == "items")
     print(f"{args.range_id} / {args.run_id}: {items} requests written to {args.out}")

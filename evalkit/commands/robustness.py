@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..judges.registry import add_judge_arguments, judge_spec
+from ..arguments import add_judge_arguments
 
 if TYPE_CHECKING:
     from ..judges import Judge
@@ -115,17 +115,15 @@ def _recorded_sessions(folder: Path) -> Callable[[str], list[str]]:
 
 
 def cmd_robustness(args: argparse.Namespace) -> int:
+    from ..arguments import check_writable_folder, given_paths, judge_config
     from ..checklist import list_ranges, load_range
-    from ..cli import _check_writable_folder, given_paths, judge_settings
     from ..errors import EvalkitError
     from ..fileio import write_text_atomic
-    from ..judges import Judge, make_judge
+    from ..judges import Judge
     from ..pipeline import utc_timestamp
     from ..research import honest, robustness, robustness_report
     from ..workspace import Workspace
 
-    if args.concurrency is not None and args.concurrency < 1:
-        raise EvalkitError("--concurrency must be at least 1")
     corpus_dir: Path = args.corpus or robustness.DEFAULT_CORPUS
     workspace = Workspace.from_args(
         args, corpus_dir, args.out, args.honest, args.verdicts_dir, *given_paths(args)
@@ -133,7 +131,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     if not corpus_dir.is_dir():
         raise EvalkitError("corpus folder is missing", path=corpus_dir)
     out = workspace.check_out(args.out or workspace.root / "robustness", (JSON_NAME, MARKDOWN_NAME))
-    _check_writable_folder(out)
+    check_writable_folder(out)
     ranges_dir = workspace.ranges_dir
 
     # Every input is checked before the first judge call: ranges, attacks, anchors, judge.
@@ -151,10 +149,10 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             raise EvalkitError("verdicts folder is missing", path=args.verdicts_dir)
         judge = _recorded(args.verdicts_dir)
     else:
-        settings = judge_settings(args, judge_spec(args.judge), workspace)
-        if isinstance(settings.get("cache_dir"), Path):
-            workspace.check_out(settings["cache_dir"])
-        judge = make_judge(args.judge, **settings)
+        config = judge_config(args, workspace)
+        if isinstance(config.settings.get("cache_dir"), Path):
+            workspace.check_out(config.settings["cache_dir"])
+        judge = config.build()
         if chosen:
             attack = chosen[0]
             judge.preflight(corpus.ranges[attack.range_id], robustness.apply_attack(corpus, attack))

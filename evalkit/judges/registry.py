@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeError
+from ..fileio import add_secret_env_var
 from . import measured
 from .base import Judge
 
@@ -71,6 +72,8 @@ def register_judge(
     """Register (or replace) the judge ``name``; returns its spec."""
     spec = JudgeSpec(name, factory, tuple(settings), help=help, needs_key=needs_key)
     _BUILT_IN[name] = spec
+    if needs_key:
+        add_secret_env_var(needs_key)  # its value is redacted from every file evalkit writes
     return spec
 
 
@@ -109,6 +112,8 @@ def _load_plugins() -> dict[str, JudgeSpec]:
             _warn(f"judge plugin {entry.name!r} ignored: a built-in judge has that name")
             continue
         found[entry.name] = spec
+        if spec.needs_key:
+            add_secret_env_var(spec.needs_key)
     _PLUGINS = found
     return found
 
@@ -153,23 +158,6 @@ def judge_options(name: str, **settings: Any) -> dict[str, Any]:
     return {s.name: settings[s.name] for s in spec.settings if s.name in settings}
 
 
-def judge_options_from_parameters(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings of judge ``name`` from notebook parameters (papermill's plain values).
-
-    Reads each setting by its own name, so a plugin's settings reach it too; an empty
-    string stands for None where the setting's default is None or a path.
-    """
-    options: dict[str, Any] = {}
-    for setting in judge_spec(name).settings:
-        if setting.name not in parameters:
-            continue
-        value = parameters[setting.name]
-        if value == "" and (setting.default is None or setting.type is Path):
-            value = None
-        options[setting.name] = value
-    return options
-
-
 # --- API keys: one rule for `run` and `estimate` -------------------------------------------
 
 
@@ -194,10 +182,7 @@ def missing_key_error(
     return JudgeError(f"{env} is not set: export it to {purpose} ({without})")
 
 
-# --- CLI flags from settings ----------------------------------------------------------------
-
-# Flags that predate the registry and keep working.
-_LEGACY_NEGATIONS = {"use_cache": "--no-cache"}
+# --- every setting ---------------------------------------------------------------------------
 
 
 def all_settings() -> tuple[JudgeSetting, ...]:
@@ -209,86 +194,9 @@ def all_settings() -> tuple[JudgeSetting, ...]:
     return tuple(seen.values())
 
 
-def _owners(name: str) -> str:
-    return ", ".join(spec.name for spec in judge_specs() if spec.setting(name) is not None)
-
-
-def add_judge_arguments(parser: Any) -> None:
-    """Add ``--judge`` and one flag per judge setting to an argparse parser.
-
-    Flags default to None ("not given") so each judge's own default applies.
-    """
-    import argparse
-
-    names = judge_names()
-    parser.add_argument(
-        "--judge", choices=names, default="rules", help="judge backend (default: rules)"
-    )
-    for setting in all_settings():
-        owners = _owners(setting.name)
-        default = "" if setting.default is None else f"; default: {setting.default}"
-        text = f"{setting.help} ({owners}{default})"
-        if setting.type is bool:
-            parser.add_argument(
-                setting.flag,
-                dest=setting.name,
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help=text,
-            )
-            negation = _LEGACY_NEGATIONS.get(setting.name)
-            if negation:
-                parser.add_argument(
-                    negation,
-                    dest=setting.name,
-                    action="store_false",
-                    default=None,
-                    help=f"same as --no-{setting.flag[2:]}",
-                )
-        else:
-            parser.add_argument(
-                setting.flag,
-                dest=setting.name,
-                type=prompt_dir_arg if setting.name == "prompt_dir" else setting.type,
-                default=None,
-                metavar=setting.name.upper(),
-                help=text,
-            )
-
-
-def prompt_dir_arg(value: str) -> Path:
-    """``--prompt-dir``: a folder, or the name of a packaged prompt version (``v1``, ``v2``)
-    when no folder of that name exists."""
-    path = Path(value)
-    packaged = Path(__file__).resolve().parent.parent / "prompts" / value
-    if not path.exists() and "/" not in value and (packaged / "system.md").is_file():
-        return packaged
-    return path
-
-
-def judge_settings_from_args(args: Any, spec: JudgeSpec) -> dict[str, Any]:
-    """The settings of ``spec`` from parsed args: the given value, else the judge's default."""
-    settings: dict[str, Any] = {}
-    for setting in spec.settings:
-        value = getattr(args, setting.name, None)
-        settings[setting.name] = setting.default if value is None else value
-    return settings
-
-
-def notebook_parameters(args: Any, spec: JudgeSpec) -> dict[str, Any]:
-    """JSON-ready notebook parameters for every judge setting (paths resolved, None -> "")."""
-    chosen = judge_settings_from_args(args, spec)
-    parameters: dict[str, Any] = {}
-    for setting in all_settings():
-        if setting.name in chosen:
-            value = chosen[setting.name]
-        else:
-            given = getattr(args, setting.name, None)
-            value = setting.default if given is None else given
-        if isinstance(value, Path):
-            value = str(value.resolve())
-        parameters[setting.name] = "" if value is None else value
-    return parameters
+def setting_owners(name: str) -> tuple[str, ...]:
+    """The judges that take the setting ``name``."""
+    return tuple(spec.name for spec in judge_specs() if spec.setting(name) is not None)
 
 
 # --- built-in judges --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ through the thin ipywidgets layer in :mod:`evalkit.labelling.widgets`.
   where the labeller is), changed one step at a time;
 * :mod:`.store`: drafts beside the label, saved atomically on every change,
   resumed where the labeller stopped, finalised only when
-  :func:`evalkit.labels.check_labels` finds no problem;
+  :func:`evalkit.gold_labels.check_labels` finds no problem;
 * :mod:`.quotes`: a penalty's quote checked at once, with grounding's tolerance;
 * :mod:`.readings`: a side (a label, or a judge's recorded verdicts) per checkpoint,
   for pre-filling and for adjudication;

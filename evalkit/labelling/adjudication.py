@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..errors import LabelError
-from ..labels import RESOLUTION_AGREED, RESOLUTION_EDITED, LabelPenalty
+from ..gold_labels import RESOLUTION_AGREED, RESOLUTION_EDITED, LabelPenalty
 from ..model import Checkpoint, Range
 from .disagreements import Disagreement, find_disagreements, reading_targets
 from .drafts import CheckpointDraft, LabelDraft, go_to, new_draft

@@ -6,8 +6,8 @@ to the labeller yet (``seen``), and an adjudicated checkpoint may be
 unresolved. It also remembers the checkpoint the labeller is at, so reopening
 continues there. Every change is a pure function returning a new draft;
 :mod:`evalkit.labelling.store` saves them, and :func:`to_labels` turns a
-finished one into a :class:`~evalkit.labels.LabelSet`, through the label
-format's own schema check (:func:`evalkit.labels.label_from_data`).
+finished one into a :class:`~evalkit.gold_labels.LabelSet`, through the label
+format's own schema check (:func:`evalkit.gold_labels.label_from_data`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LabelError
-from ..labels import JUDGE_SIDE_PREFIX, LabelPenalty, LabelSet, label_from_data, label_json
+from ..gold_labels import JUDGE_SIDE_PREFIX, LabelPenalty, LabelSet, label_from_data, label_json
 from ..model import DETECTION_SUBSCORES, PLAN_SUBSCORES, Checkpoint, Range
 
 __all__ = [

@@ -3,7 +3,7 @@
 A penalty stands only on a passage found verbatim in the document its rule may
 quote (:data:`evalkit.penalties.PENALTY_SOURCES`), with the tolerance grounding
 gives a judge's quotes. :func:`check_penalty_quote` asks the one home of those
-checks, :func:`evalkit.labels.check_penalty` (what ``evalkit validate`` runs on
+checks, :func:`evalkit.gold_labels.check_penalty` (what ``evalkit validate`` runs on
 every penalty of a file), and adds what a labeller needs to act: where the
 quote was found, or why not, and which other document holds it.
 """
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
+from ..gold_labels import LabelPenalty, check_penalty
 from ..grounding import Sources
-from ..labels import LabelPenalty, check_penalty
 from ..model import SourceName
 from ..penalties import PENALTY_SOURCES
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import EvalkitError
+from ..gold_labels import JUDGE_SIDE_PREFIX, LABELS_DIRNAME, LabelPenalty, LabelSet
 from ..grounding import Sources
-from ..labels import JUDGE_SIDE_PREFIX, LABELS_DIRNAME, LabelPenalty, LabelSet
 from ..model import Evaluation, GroundedSubScore, Range, SourceName, Submission
 from ..render.verdicts_json import VERDICTS_FILENAME
 from ..workspace import read_json

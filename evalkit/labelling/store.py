@@ -6,7 +6,7 @@ draft is never taken for a label. Every change is saved at once, atomically,
 through :func:`evalkit.fileio.write_text_atomic`. :func:`open_draft` resumes
 the draft where the labeller stopped, else reopens their label, else starts a
 new one (pre-filled from a side when asked). :func:`finalise` writes the label
-only when the draft is finished and :func:`evalkit.labels.check_labels` finds
+only when the draft is finished and :func:`evalkit.gold_labels.check_labels` finds
 no problem in it; it then removes the draft.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 from ..bounded import parse_json
 from ..errors import LabelError, OutputError, RunError
 from ..fileio import read_confined, write_text_atomic
-from ..labels import LABELS_DIRNAME, LabelPenalty, check_labels, label_data, load_labels
+from ..gold_labels import LABELS_DIRNAME, LabelPenalty, check_labels, label_data, load_labels
 from ..model import Range, Submission
 from .drafts import CheckpointDraft, LabelDraft, draft_from_labels, go_to, new_draft, rebase
 from .drafts import to_labels as draft_to_labels
@@ -268,7 +268,7 @@ def finalise(
     created: str | None = None,
 ) -> Finalised:
     """Write ``labels/<labeller>.json`` when the draft is finished and
-    :func:`~evalkit.labels.check_labels` finds no problem; then remove the draft.
+    :func:`~evalkit.gold_labels.check_labels` finds no problem; then remove the draft.
 
     Otherwise nothing is written and the problems are returned; the draft keeps
     what is unfinished.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fileio import write_text_atomic
 from ..model import Evaluation
-from .markdown import render_report, summary_markdown, write_report
+from .report_markdown import render_report, summary_markdown, write_report
 from .scores_json import dumps_scores, load_schema, to_scores_dict, validate_scores, write_scores
 from .verdicts_json import VERDICTS_FILENAME, dumps_verdicts
 

@@ -34,7 +34,12 @@ from typing import Any
 from ..errors import EvalkitError
 from ..render.mdcell import escape_html, md_cell
 from ..workspace import read_json
-from ._markdown import (
+from .items import (
+    TARGETS,
+    members_of,
+)
+from .paired import McNemar, PairedDelta, excludes_zero, mcnemar, paired_metric
+from .report_format import (
     Formatted,
     fmt,
     fmt_interval,
@@ -43,11 +48,6 @@ from ._markdown import (
     markdown_table,
     write_json_and_report,
 )
-from .items import (
-    TARGETS,
-    members_of,
-)
-from .paired import McNemar, PairedDelta, excludes_zero, mcnemar, paired_metric
 from .resample import MIN_PAIRS, UNIT_PAIRS, Clusters, resampling_unit
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 

@@ -34,8 +34,15 @@ from ..errors import EvalkitError
 from ..model import SUBSCORES
 from ..render.mdcell import escape_html, md_cell
 from ..workspace import read_json
-from ._markdown import Formatted, fmt, fmt_interval, fmt_p, markdown_table, write_json_and_report
 from .paired import LEVEL, McNemar, PairedDelta, excludes_zero, mcnemar, paired_ratio
+from .report_format import (
+    Formatted,
+    fmt,
+    fmt_interval,
+    fmt_p,
+    markdown_table,
+    write_json_and_report,
+)
 from .resample import stratified_weights
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval
 

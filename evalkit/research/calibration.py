@@ -43,7 +43,7 @@ from .calibration_report import (
     write_outputs,
 )
 from .calibration_result import Calibration
-from .cases import Case, calibration_judge, evaluate_pairs, load_pairs
+from .cases import Case, evaluate_pairs, load_pairs
 from .items import (
     AFTER_PENALTY_TARGETS,
     ALL_AFTER_PENALTIES,
@@ -88,7 +88,6 @@ __all__ = [
     "Case",
     "agreement_chart",
     "calibrate",
-    "calibration_judge",
     "confusion_grid",
     "evaluate_pairs",
     "label_items",

@@ -1,7 +1,7 @@
 """The calibration's outputs: ``calibration.json``, ``calibration-report.md``, two figures,
 and each pair's evaluation (so two calibrations can be compared and A/B tested).
 
-Numbers are rounded as :mod:`evalkit.research._markdown` says (2 decimals for
+Numbers are rounded as :mod:`evalkit.research.report_format` says (2 decimals for
 agreement, 1 for percentages, ``n/a`` when undefined); agent text and judge
 rationales go through the one Markdown cell escaper. JSON keeps full precision.
 """
@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..render.mdcell import md_cell
-from ._markdown import fmt, markdown_table
 from .agreement import JUDGE
 from .calibration_tables import (
     agreement_frame,
@@ -26,6 +25,7 @@ from .calibration_tables import (
     unit_note,
 )
 from .items import ALL_SUBSCORES, SUBSCORE_TARGETS, TARGETS
+from .report_format import fmt, markdown_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -1,6 +1,6 @@
 """The calibration's tables: agreement per target, the human band, rows for display.
 
-Numbers are rounded as :mod:`evalkit.research._markdown` says (2 decimals, ``n/a`` when
+Numbers are rounded as :mod:`evalkit.research.report_format` says (2 decimals, ``n/a`` when
 undefined); the frames are what the calibration notebook shows and the report prints.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._markdown import NA, Formatted, display_frame, fmt, fmt_interval
 from .items import TARGETS
+from .report_format import NA, Formatted, display_frame, fmt, fmt_interval
 from .resample import UNIT_PAIRS
 from .stats import METRICS, Agreement
 

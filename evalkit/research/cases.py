@@ -8,54 +8,21 @@ pipeline (:func:`evalkit.evaluate`), giving one :class:`Case` per pair.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..checklist import load_range
 from ..errors import EvalkitError
-from ..labels import LabelSet, check_labels, find_labels
+from ..gold_labels import LabelSet, check_labels, find_labels
 from ..model import Evaluation, Range, Submission
 from ..runs import load_submission
 
 if TYPE_CHECKING:
     from ..judges import Judge
 
-__all__ = ["Case", "calibration_judge", "evaluate_pairs", "load_pairs"]
-
-
-def calibration_judge(
-    judge: str,
-    *,
-    model: str,
-    prompt_dir: str = "",
-    repeats: int = 1,
-    settings: Mapping[str, Any] | None = None,
-) -> Judge:
-    """The judge to calibrate, built from the notebook's (and the command's) parameters.
-
-    ``model``, ``prompt_dir`` and ``repeats`` apply to the judges that take them;
-    ``settings`` holds any other setting of the judge's registry entry (a verdicts
-    file, a cache folder, a concurrency ...), by name, and a name the judge does not
-    take is refused. ``repeats`` above 1 needs a backend that draws repeated
-    verdicts; one that does not take the setting is refused rather than silently
-    judged once.
-    """
-    from ..judges import judge_options, judge_spec, make_judge
-
-    if repeats < 1:
-        raise EvalkitError("repeats must be at least 1")
-    options = judge_options(judge, model=model, prompt_dir=prompt_dir or None, repeats=repeats)
-    if repeats != 1 and "repeats" not in options:
-        raise EvalkitError(f"the {judge} judge does not take repeats")
-    spec = judge_spec(judge)
-    for name, value in (settings or {}).items():
-        setting = spec.setting(name)
-        if setting is not None and isinstance(value, str) and setting.type is Path:
-            value = Path(value) if value else None
-        options[name] = value
-    return make_judge(judge, **options)
+__all__ = ["Case", "evaluate_pairs", "load_pairs"]
 
 
 @dataclass(frozen=True)

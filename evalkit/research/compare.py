@@ -35,8 +35,8 @@ from ..model import SUBSCORES
 from ..render.mdcell import md_cell
 from ..scoring import diagnose, tally
 from ..workspace import read_json
-from ._markdown import display_frame, markdown_table
 from .ab import AbTest, SavedCalibration, ab_test, is_calibration, load_calibration, report_lines
+from .report_format import display_frame, markdown_table
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, agreement
 
 if TYPE_CHECKING:

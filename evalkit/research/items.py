@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from ..errors import EvalkitError
+from ..gold_labels import LabelSet
 from ..grounding import Sources
-from ..labels import LabelSet
 from ..model import (
     SUBSCORES,
     Evaluation,
@@ -60,7 +60,7 @@ __all__ = [
     "SUBSCORE_TARGETS",
     "TARGETS",
     "Item",
-    "JudgeError",
+    "UnscoredItem",
     "Reading",
     "clusters_of",
     "judge_readings",
@@ -139,7 +139,7 @@ class Item:
 
 
 @dataclass(frozen=True)
-class JudgeError:
+class UnscoredItem:
     """A checkpoint the judge could not score: left out of every comparison."""
 
     run: str
@@ -271,10 +271,10 @@ def _after_penalty_readings(run: str, range_id: str, item: ItemScore) -> list[Re
     ]
 
 
-def judge_readings(evaluation: Evaluation) -> tuple[list[Reading], list[JudgeError]]:
+def judge_readings(evaluation: Evaluation) -> tuple[list[Reading], list[UnscoredItem]]:
     """One reading per (checkpoint, target) the judge scored; and the errored checkpoints."""
     readings: list[Reading] = []
-    errors: list[JudgeError] = []
+    errors: list[UnscoredItem] = []
     run, range_id = evaluation.submission.run_id, evaluation.range.id
     items = {item.chk_id: item for item in evaluation.items}
     for verdict in evaluation.verdicts:
@@ -282,7 +282,7 @@ def judge_readings(evaluation: Evaluation) -> tuple[list[Reading], list[JudgeErr
         if item is None:
             continue
         if item.status == "error":
-            errors.append(JudgeError(run, range_id, item.chk_id, item.error))
+            errors.append(UnscoredItem(run, range_id, item.chk_id, item.error))
             continue
         checkpoint = evaluation.range.checkpoint(item.chk_id)
         for dim_name, claims in (("detection", verdict.detection), ("plan", verdict.plan)):

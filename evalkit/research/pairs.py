@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import EvalkitError
-from ..labels import labelled_pairs
+from ..gold_labels import labelled_pairs
 from ..workspace import read_json
 
 __all__ = ["SELECTIONS", "SPLIT_FILENAME", "SPLIT_PARTS", "select_pairs"]

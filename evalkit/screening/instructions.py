@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from ..markdown import MarkdownDocument, line_starts_of
-from ..textnorm import fold
+from ..text.fold import fold
 
 __all__ = ["Instruction", "find_instructions"]
 

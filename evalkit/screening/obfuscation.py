@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..markdown import MarkdownDocument
-from ..textnorm import CONFUSABLES
+from ..text.fold import CONFUSABLES
 
 __all__ = ["Disguise", "find_disguises"]
 

@@ -28,7 +28,7 @@ from functools import cached_property, lru_cache
 
 from ..markdown import Block
 from ..model import Range
-from ..textnorm import fold
+from ..text.fold import fold
 
 __all__ = [
     "DUMP_MIN_SHARE",

@@ -25,7 +25,7 @@ import re
 
 from ..markdown import LINK, MarkdownDocument
 from ..model import Mask
-from ..textnorm import fold
+from ..text.fold import fold
 
 __all__ = ["PENALTIES_READ", "not_examined_heading", "scope_masks"]
 

@@ -130,10 +130,10 @@ def collect_requests(settings: Settings, tasks: Iterable[Task]) -> list[PendingR
 
 def batch_judge(settings: Settings) -> LLMJudge:
     """The batch's judge, checked to be one the Message Batches API can serve."""
-    if settings.judge != "claude":
+    if settings.judge.judge != "claude":
         raise EvalkitError(
             f"--batch-api needs --judge claude (the Message Batches API is Anthropic's),"
-            f" not --judge {settings.judge}"
+            f" not --judge {settings.judge.judge}"
         )
     judge = settings.make_judge()
     if not isinstance(judge, LLMJudge) or judge.response_cache() is None:

@@ -19,6 +19,7 @@ from ...grounding import SearchableDocument
 from ...markdown import Block, MarkdownDocument
 from ...model import SourceName
 from ...screening import PENALTIES_READ, Mask
+from ...text.fold import fold
 from ...text.negation import (
     ClauseBreaks,
     advised_against_at,
@@ -28,7 +29,6 @@ from ...text.negation import (
     negated_at,
     supposed_at,
 )
-from ...textnorm import fold
 from .artifacts import line_artifact
 from .terms import anchor_of, step_pattern, term_pattern
 
@@ -64,7 +64,7 @@ def _window(text: str, start: int, end: int) -> str:
 
 
 def _folded(md: MarkdownDocument) -> MarkdownDocument:
-    """``md`` with every block's visible text folded for matching (see evalkit.textnorm)."""
+    """``md`` with every block's visible text folded for matching (see evalkit.text.fold)."""
     blocks = []
     for block in md.blocks:
         if block.text.isascii():

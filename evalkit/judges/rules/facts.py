@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...model import Checkpoint, PenaltyFlag, Range
-from ...textnorm import fold
+from ...text.fold import fold
 from .document import DocumentView, Hit, nearest
 from .terms import distinct_terms
 

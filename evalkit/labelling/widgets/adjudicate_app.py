@@ -9,7 +9,7 @@ set where the sides differ), or edit the adjudicated reading below with the
 same toggles, penalty form and note as the labelling notebook. Every change is
 saved to the draft at once; *Write* settles each resolution
 (:func:`evalkit.labelling.adjudication.settle`) and writes ``labels/<name>.json``
-when :func:`evalkit.labels.check_labels` accepts it. Reopening resumes the draft,
+when :func:`evalkit.gold_labels.check_labels` accepts it. Reopening resumes the draft,
 or the written label.
 """
 
@@ -23,14 +23,14 @@ import ipywidgets as w
 
 from ...checklist import load_range
 from ...errors import EvalkitError
-from ...grounding import Sources
-from ...labels import (
+from ...gold_labels import (
     RESOLUTION_AGREED,
     RESOLUTION_EDITED,
     find_labels,
     load_labels,
     validate_label_files,
 )
+from ...grounding import Sources
 from ...model import Checkpoint, Range, Submission
 from ...runs import list_runs, load_submission
 from .. import drafts, store

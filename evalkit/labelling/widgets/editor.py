@@ -15,8 +15,8 @@ from pathlib import Path
 import ipywidgets as w
 
 from ...errors import EvalkitError
+from ...gold_labels import LabelPenalty
 from ...grounding import Sources
-from ...labels import LabelPenalty
 from ...model import Range
 from .. import drafts, store
 from ..drafts import SUBSCORE_ORDER, LabelDraft

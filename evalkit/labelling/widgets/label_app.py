@@ -1,7 +1,7 @@
 """The labelling notebook's app: one labeller, one (run, range) pair, one checkpoint at a time.
 
 It orchestrates and displays; every decision is made by :mod:`evalkit.labelling`
-(drafts, quotes, readings, store) and :func:`evalkit.labels.check_labels`.
+(drafts, quotes, readings, store) and :func:`evalkit.gold_labels.check_labels`.
 Tests drive it from Python: set the choosers' values, ``click()`` its buttons,
 set toggles, call :meth:`LabellingApp.press` for a key and
 :meth:`LabellingApp.select` for a passage selected with the mouse.
@@ -20,8 +20,8 @@ import ipywidgets as w
 
 from ...checklist import load_range
 from ...errors import EvalkitError
+from ...gold_labels import find_labels, validate_label_files
 from ...grounding import Sources
-from ...labels import find_labels, validate_label_files
 from ...model import Range, Submission
 from ...runs import list_runs, load_submission
 from .. import drafts, store

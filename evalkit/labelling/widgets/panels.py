@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 import ipywidgets as w
 
-from ...labels import LabelPenalty
+from ...gold_labels import LabelPenalty
 from ...penalties import PENALTY_RULE_NAMES, PENALTY_SOURCES
 from ..drafts import SUBSCORE_ORDER, CheckpointDraft
 from ..quotes import QuoteResult

@@ -13,8 +13,7 @@ from jsonschema import Draft202012Validator
 
 from evalkit.checklist import load_range
 from evalkit.errors import EvalkitError, LabelError
-from evalkit.grounding import Sources
-from evalkit.labels import (
+from evalkit.gold_labels import (
     check_labels,
     check_penalty,
     find_label_files,
@@ -25,6 +24,7 @@ from evalkit.labels import (
     load_labels,
     validate_label_files,
 )
+from evalkit.grounding import Sources
 from evalkit.runs import load_submission
 from tests.samples import REPO, copy_samples, run_evalkit
 

@@ -1,4 +1,4 @@
-"""Unicode folding for matching (evalkit/textnorm.py)."""
+"""Unicode folding for matching (evalkit/text/fold.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from evalkit.textnorm import CONFUSABLES, fold
+from evalkit.text.fold import CONFUSABLES, fold
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from evalkit.research._markdown import (
+from evalkit.research.report_format import (
     column_digits,
     display,
     display_frame,
