@@ -75,3 +75,16 @@ def test_a_missing_evaluation_is_one_line_and_exit_2(workspace: Path):
         assert result.returncode == 2, result.stderr
         assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
         assert not (workspace / "bad").exists()
+
+
+def test_a_fresh_clone_is_told_what_to_run_first_and_that_works(tmp_path: Path):
+    root = copy_samples(tmp_path / "fresh", runs=("demo", "agent-b"))
+    result = run_evalkit("agents", "demo", "agent-b", cwd=root, env=environment())
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "(and 5 more)" in result.stderr
+    suggested = result.stderr.split("`")[1]
+    assert suggested == "evalkit batch --runs demo agent-b --judge rules"
+    ran = run_evalkit(*suggested.split()[1:], "--no-notebook", cwd=root, env=environment())
+    assert ran.returncode == 0, ran.stderr
+    again = run_evalkit("agents", "demo", "agent-b", cwd=root, env=environment())
+    assert again.returncode == 0, again.stderr

@@ -79,6 +79,28 @@ def cmd_agents(args: argparse.Namespace) -> int:
     if not ranges:
         raise EvalkitError(f"{args.run_a} and {args.run_b} have no range folder in common")
     judge = safe_name(args.judge)
+    # The records this reads are made by evaluating first: name every one missing, and the
+    # one command that makes them all, before reading any.
+    missing = [
+        f"{run}/{r}"
+        for run in (args.run_a, args.run_b)
+        for r in ranges
+        if not (runs_dir / run / r / "evaluations" / judge / "scores.json").is_file()
+    ]
+    if missing:
+        from ..judges.registry import judge_names
+
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        batch = f"evalkit batch --runs {args.run_a} {args.run_b}"
+        how = (
+            f"`{batch} --judge {judge}`"
+            if judge in judge_names()
+            else f"`{batch}` and the judge whose folder is {judge}"
+        )
+        raise EvalkitError(
+            f"no {judge} evaluation of {missing[0]}{more}: evaluate both runs first, with"
+            f" {how}, then run this again"
+        )
     first = [agents.load_range_scores(runs_dir, args.run_a, r, judge) for r in ranges]
     second = [agents.load_range_scores(runs_dir, args.run_b, r, judge) for r in ranges]
     result = agents.compare_agents(
