@@ -237,6 +237,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             base=workspace.root,
         )
         rng, submission = load_inputs(plan)
+        # What `evalkit validate` warns about, said before the run too: a misspelt field
+        # ("Indicatrs") silently takes its terms away from the checkpoint.
+        for warning in rng.warnings:
+            print(f"warning: {one_line(warning)}", file=sys.stderr)
         # The evaluation and cache folders: no link planted on their way, before anything.
         check_out_dir(plan, workspace)
         check_writable_folder(plan.out_dir)

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from evalkit.render import validate_scores
-from tests.samples import REPO, run_evalkit
+from tests.samples import REPO, copy_samples, run_evalkit
 
 SAMPLE_RANGES = ("ssh-miner", "redis-exposed", "weak-baseline")
 
@@ -276,3 +276,19 @@ def test_every_help_text_renders_without_escapes_left_in_it():
     for name, text in texts.items():
         assert "%%" not in text and "%(" not in text, name
         assert "``" not in text, name
+
+
+def test_run_prints_the_misspelt_field_warning_validate_prints(tmp_path: Path):
+    root = copy_samples(tmp_path / "ws", runs=("demo",))
+    checklist = root / "ranges/weak-baseline/checklist.md"
+    text = checklist.read_text()
+    first = text.index("- Indicators:")
+    checklist.write_text(text[:first] + "- Indicatrs:" + text[first + len("- Indicators:") :])
+    result = run_cli("run", "--range", "weak-baseline", "--run", "demo", "--quiet", cwd=root)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1
+    assert (
+        "unknown field 'Indicatrs'" in warnings[0] and "did you mean 'Indicators'?" in warnings[0]
+    )
+    assert "ranges/weak-baseline/checklist.md:" in warnings[0]
