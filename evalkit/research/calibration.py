@@ -61,6 +61,7 @@ from .items import (
     reference_label,
 )
 from .pairs import SELECTIONS, SPLIT_FILENAME, SPLIT_PARTS, select_pairs
+from .report_format import styled
 from .resample import MIN_PAIRS
 from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -88,6 +89,7 @@ __all__ = [
     "Case",
     "agreement_chart",
     "calibrate",
+    "styled",
     "confusion_grid",
     "evaluate_pairs",
     "label_items",

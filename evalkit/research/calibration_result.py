@@ -77,6 +77,14 @@ class Calibration:
         """Sub-score x comparison: ``metric`` with its interval, HealthBench style."""
         return band_frame(self.band, metric)
 
+    def reference_line(self) -> str:
+        """Which labeller every pair is measured against, in words (not a raw mapping)."""
+        by_labeller: dict[str, list[str]] = {}
+        for pair, labeller in sorted(self.reference.items()):
+            by_labeller.setdefault(labeller, []).append(pair)
+        parts = [f"{labeller} ({', '.join(pairs)})" for labeller, pairs in by_labeller.items()]
+        return "reference labeller: " + ("; ".join(parts) if parts else "none")
+
     def pairs_frame(self) -> pd.DataFrame:
         return rows_frame(self.per_pair)
 

@@ -24,9 +24,11 @@ from ..render.mdcell import md_cell
 
 if TYPE_CHECKING:
     import pandas as pd
+    from pandas.io.formats.style import Styler
 
 __all__ = [
     "NA",
+    "styled",
     "Formatted",
     "column_digits",
     "display",
@@ -118,6 +120,26 @@ def display_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame([{k: display(k, v) for k, v in row.items()} for row in rows])
+
+
+# Headers and cells wrap, so a wide table fits the page (1280 px) instead of running off it.
+_WRAPPING = [
+    {"selector": "", "props": "max-width: 100%; table-layout: auto; font-size: 90%"},
+    {"selector": "th, td", "props": "white-space: normal; overflow-wrap: break-word"},
+    {"selector": "th.col_heading", "props": "min-width: 4em; max-width: 9em"},
+]
+
+
+def styled(frame: pd.DataFrame) -> Styler:
+    """``frame`` for a record: ``run`` and ``range`` (when there) as its index and no row
+    numbers, column names in words, every header and cell wrapping, text escaped."""
+    keys = [name for name in ("run", "range") if name in frame.columns]
+    shown = frame.set_index(keys) if keys else frame
+    shown = shown.rename(columns=lambda name: str(name).replace("_", " "))
+    styler = shown.style.format(escape="html", na_rep="n/a").set_table_styles(_WRAPPING)
+    if not any(shown.index.names):
+        styler = styler.hide(axis="index")
+    return styler
 
 
 def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
