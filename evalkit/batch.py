@@ -23,7 +23,7 @@ import io
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +33,7 @@ from .checklist import list_ranges, load_range
 from .errors import EvalkitError, OutputError
 from .judges import Judge
 from .judges.config import JudgeConfig
-from .model import JudgeInfo, Range
+from .model import JudgeInfo, Range, Submission
 from .notebook import HTML_NAME, NOTEBOOK_NAME
 from .render import JUDGMENTS_FILENAME, REPORT_FILENAME, SCORES_FILENAME
 from .render.mdcell import md_cell
@@ -247,6 +247,13 @@ def plan_batch(
         else:
             plan.todo.append(task)
     return plan
+
+
+def inputs_of(settings: Settings, tasks: Iterable[Task]) -> Iterator[tuple[Range, Submission]]:
+    """Each task's range and documents, read as its evaluation reads them."""
+    for task in tasks:
+        rng = load_range(settings.ranges_dir, task.range)
+        yield rng, load_submission(settings.runs_dir, task.run, rng)
 
 
 # --------------------------------------------------------------------------- one task

@@ -129,15 +129,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
         if args.batch_poll_interval < 0:
             raise EvalkitError("--batch-poll-interval must be >= 0")
-        message_batches.batch_judge(settings)  # refuses any other judge before any work
+        message_batches.batch_judge(settings.judge)  # refuses any other judge before any work
     pairs = batch.select_pairs(
         workspace.runs_dir, workspace.ranges_dir, _globs(args.runs), _globs(args.ranges)
     )
     plan = batch.plan_batch(settings, pairs, force=args.force)
     if args.batch_api and plan.todo:
-        requests = message_batches.collect_requests(settings, plan.todo)
+        judge = message_batches.batch_judge(settings.judge)
+        requests = message_batches.collect_requests(judge, batch.inputs_of(settings, plan.todo))
         summary = message_batches.fill_cache(
-            message_batches.batch_judge(settings),
+            judge,
             requests,
             poll_interval_s=args.batch_poll_interval,
             progress=not args.quiet,

@@ -25,6 +25,7 @@ from ..render.mdcell import md_cell
 if TYPE_CHECKING:
     import pandas as pd
     from pandas.io.formats.style import Styler
+    from pandas.io.formats.style_render import CSSDict
 
 __all__ = [
     "NA",
@@ -123,7 +124,7 @@ def display_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 # Headers and cells wrap, so a wide table fits the page (1280 px) instead of running off it.
-_WRAPPING = [
+_WRAPPING: list[CSSDict] = [
     {"selector": "", "props": "max-width: 100%; table-layout: auto; font-size: 90%"},
     {"selector": "th, td", "props": "white-space: normal; overflow-wrap: break-word"},
     {"selector": "th.col_heading", "props": "min-width: 4em; max-width: 9em"},

@@ -44,7 +44,8 @@ from .runner import BATCH_SOURCE, LLMJudge, PendingRequest
 from .transport import redact, redact_json
 
 if TYPE_CHECKING:
-    from ...batch import Settings, Task
+    from ...model import Range, Submission
+    from ..config import JudgeConfig
 
 log = logging.getLogger(__name__)
 
@@ -113,29 +114,26 @@ def split_requests(
     return batches
 
 
-def collect_requests(settings: Settings, tasks: Iterable[Task]) -> list[PendingRequest]:
-    """Every uncached judge request of ``tasks``, once each (two evaluations may share one)."""
-    from ...checklist import load_range
-    from ...runs import load_submission
-
-    judge = batch_judge(settings)
+def collect_requests(
+    judge: LLMJudge, pairs: Iterable[tuple[Range, Submission]]
+) -> list[PendingRequest]:
+    """Every uncached request ``judge`` would send for ``pairs`` (each a range and the
+    documents evaluated against it), once each: two evaluations may share one."""
     found: dict[str, PendingRequest] = {}
-    for task in tasks:
-        rng = load_range(settings.ranges_dir, task.range)
-        submission = load_submission(settings.runs_dir, task.run, rng)
+    for rng, submission in pairs:
         for request in judge.pending_requests(rng, submission):
             found.setdefault(request.key, request)
     return list(found.values())
 
 
-def batch_judge(settings: Settings) -> LLMJudge:
-    """The batch's judge, checked to be one the Message Batches API can serve."""
-    if settings.judge.judge != "claude":
+def batch_judge(config: JudgeConfig) -> LLMJudge:
+    """The judge of ``config``, checked to be one the Message Batches API can serve."""
+    if config.judge != "claude":
         raise EvalkitError(
             f"--batch-api needs --judge claude (the Message Batches API is Anthropic's),"
-            f" not --judge {settings.judge.judge}"
+            f" not --judge {config.judge}"
         )
-    judge = settings.make_judge()
+    judge = config.build()
     if not isinstance(judge, LLMJudge) or judge.response_cache() is None:
         raise EvalkitError("--batch-api needs the response cache (a --cache-dir)")
     if not judge.use_cache:
