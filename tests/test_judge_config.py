@@ -45,6 +45,12 @@ def test_settings_not_given_take_the_judges_default_and_other_judges_settings_ar
     assert parameters["cache_dir"] == ".evalkit-cache"  # every judge's setting, its default
 
 
+@pytest.mark.parametrize("judge", ["rules", "claude"])
+def test_a_bound_is_checked_on_every_flag_given_even_one_the_judge_drops(judge: str) -> None:
+    with pytest.raises(JudgeError, match="--concurrency must be at least 1"):
+        JudgeConfig.from_args(_parse("--judge", judge, "--concurrency", "0"), base=BASE)
+
+
 def test_notebook_parameters_become_the_judges_settings_parsed_strictly() -> None:
     parameters = {
         "judge": "openai-compatible",

@@ -165,6 +165,12 @@ class JudgeConfig:
         judge = getattr(args, "judge", None) or "rules"
         here = cwd or Path.cwd()
         spec = judge_spec(judge)
+        # A bound is checked on every flag given, even one this judge then drops: a typed
+        # ``--concurrency 0`` is bad input whichever judge runs.
+        for name in _AT_LEAST_ONE:
+            value = getattr(args, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+                raise JudgeInputError(f"--{name} must be at least 1")
         # Another judge's setting is dropped, but repeats is refused: a judge that draws one
         # verdict must not pass for K samples.
         repeats = getattr(args, "repeats", None)
