@@ -1,0 +1,288 @@
+"""A process's warm kernels: one template process, and the kernels it forks for records.
+
+:class:`KernelPool` starts ``python -m evalkit.kernels.template`` (see there) in a session
+of its own, so a terminal's Ctrl-C reaches only this process, which then ends everything
+it started. Each record asks the template for a child (:meth:`KernelPool.fork`), which
+becomes the record's kernel and is killed after it. A template that died is started again
+on the next request. The template watches this process and exits when it dies; each kernel
+dies with its template.
+
+:func:`worker_pool` is the one pool of a process (a batch worker, a Dask worker, the
+``evalkit record`` process), closed when the process exits or :func:`close_worker_pool`
+is called.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import NotebookError
+
+WARM, FRESH, REUSED = "warm", "fresh", "reused"
+# Test-only: one kernel for every record of a process, so the isolation tests can show what
+# the warm path prevents. Never set it for real records (they then say kernel "reused").
+REUSE_ENV = "EVALKIT_TEST_REUSE_KERNEL"
+TEMPLATE_MODULE = "evalkit.kernels.template"
+START_TIMEOUT_S = 120.0
+
+
+@dataclass
+class ForkedKernel:
+    """A record's kernel, forked by the template; followed through a pidfd (not our child)."""
+
+    pid: int
+    pidfd: int
+
+    def running(self) -> bool:
+        if self.pidfd < 0:
+            return False
+        readable, _, _ = select.select([self.pidfd], [], [], 0)
+        return not readable
+
+    def signal(self, signum: int) -> None:
+        """``signum`` to the kernel's process group (what it started too), while it runs."""
+        if not self.running():
+            return
+        try:
+            os.killpg(self.pid, signum)  # its own session and group since the fork
+        except OSError:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signum)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+
+
+@dataclass
+class PoolStats:
+    templates_started: int = 0
+    kernels_forked: int = 0
+    template_seconds: list[float] = field(default_factory=list)
+
+
+class KernelPool:
+    """One template process and the kernels it forked for this process; thread-safe."""
+
+    def __init__(self, *, reuse: bool = False, start_timeout: float = START_TIMEOUT_S) -> None:
+        self.kind = REUSED if reuse else WARM
+        self.start_timeout = start_timeout
+        self.owner = os.getpid()
+        self.stats = PoolStats()
+        self._lock = threading.RLock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._channel: socket.socket | None = None
+        self._ready = False
+        self._live: dict[int, ForkedKernel] = {}
+        self._connection_files: set[str] = set()
+        self._closed = False
+        # Reuse mode only: the one kernel every record gets, and its connection info.
+        self.reused: tuple[ForkedKernel, dict[str, Any]] | None = None
+        self._manager_class: type | None = None
+
+    # ----------------------------------------------------------------- template
+
+    @property
+    def template_pid(self) -> int | None:
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
+
+    def start(self) -> None:
+        """Start the template (if it is not running) without waiting for its imports."""
+        with self._lock:
+            if self._closed:
+                raise NotebookError("the warm kernel pool is closed")
+            if self._process is not None and self._process.poll() is None:
+                return
+            self._stop_template()
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                self._process = subprocess.Popen(
+                    [sys.executable, "-m", TEMPLATE_MODULE, str(theirs.fileno())],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    cwd="/",
+                    start_new_session=True,
+                )
+            except OSError:
+                ours.close()
+                raise
+            finally:
+                theirs.close()
+            self._channel = ours
+            self._ready = False
+            self.stats.templates_started += 1
+
+    def _wait_ready(self) -> None:
+        assert self._channel is not None
+        message = self._receive(self.start_timeout)[0]
+        if not message.get("ready"):
+            error = str(message.get("error") or message).strip().splitlines()
+            self._stop_template()
+            raise NotebookError(f"the warm kernel template did not start: {error[-1]}")
+        self.stats.template_seconds.append(float(message.get("seconds") or 0.0))
+        self._ready = True
+
+    def _receive(self, timeout: float) -> tuple[dict[str, Any], list[int]]:
+        assert self._channel is not None
+        self._channel.settimeout(timeout)
+        try:
+            data, fds, _, _ = socket.recv_fds(self._channel, 1 << 16, 1)
+        except (TimeoutError, OSError) as exc:
+            self._stop_template()
+            raise NotebookError(f"the warm kernel template did not answer: {exc}") from exc
+        if not data:
+            self._stop_template()
+            raise NotebookError("the warm kernel template exited")
+        message: dict[str, Any] = json.loads(data)
+        return message, list(fds)
+
+    def _stop_template(self) -> None:
+        """Ask the template to end (it kills its kernels), then make sure it did."""
+        channel, process = self._channel, self._process
+        self._channel, self._process, self._ready = None, None, False
+        if channel is not None:
+            try:
+                channel.send(json.dumps({"op": "quit"}).encode())
+            except OSError:
+                pass
+            channel.close()
+        if process is not None:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    # ----------------------------------------------------------------- kernels
+
+    def fork(self, argv: list[str], env: dict[str, str], cwd: str) -> ForkedKernel:
+        """A new kernel for one record: ``ipykernel_launcher argv`` with exactly ``env``, in
+        ``cwd``. The template is (re)started when it is not running."""
+        with self._lock:
+            for attempt in (1, 2):
+                self.start()
+                if not self._ready:
+                    self._wait_ready()
+                assert self._channel is not None
+                request = {"op": "fork", "argv": argv, "env": env, "cwd": cwd}
+                try:
+                    self._channel.send(json.dumps(request).encode())
+                except OSError:
+                    self._stop_template()
+                    if attempt == 2:
+                        raise NotebookError("the warm kernel template is gone") from None
+                    continue  # it died since the last record: start another
+                message, fds = self._receive(30.0)
+                if "pid" not in message or not fds:
+                    for fd in fds:
+                        os.close(fd)
+                    raise NotebookError(f"no warm kernel: {message.get('error') or message}")
+                kernel = ForkedKernel(int(message["pid"]), fds[0])
+                self._live[kernel.pid] = kernel
+                self.stats.kernels_forked += 1
+                return kernel
+        raise AssertionError("unreachable")
+
+    def release(self, kernel: ForkedKernel) -> None:
+        """The record is over: its kernel is killed (if it still runs) and forgotten."""
+        with self._lock:
+            kernel.signal(signal.SIGKILL)
+            deadline = time.monotonic() + 5
+            while kernel.running() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            kernel.close()
+            self._live.pop(kernel.pid, None)
+
+    def hold_connection_file(self, path: str) -> None:
+        """A record's connection file: jupyter_client removes it when the record ends, the
+        pool when it closes if that clean-up never ran (an interrupted record)."""
+        with self._lock:
+            self._connection_files.add(path)
+
+    def drop_connection_file(self, path: str) -> None:
+        with self._lock:
+            self._connection_files.discard(path)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+
+    def live_kernels(self) -> list[int]:
+        with self._lock:
+            return [pid for pid, kernel in self._live.items() if kernel.running()]
+
+    # ----------------------------------------------------------------- the whole pool
+
+    def kernel_manager_class(self) -> type:
+        """The jupyter_client kernel manager that starts kernels from this pool."""
+        with self._lock:
+            if self._manager_class is None:
+                from .provisioner import manager_for
+
+                self._manager_class = manager_for(self)
+            return self._manager_class
+
+    def close(self) -> None:
+        """Kill every kernel of the pool and stop the template; safe to call twice."""
+        if os.getpid() != self.owner:
+            return  # a forked copy of this process: the pool is not its own
+        with self._lock:
+            self._closed = True
+            if self.reused is not None:
+                self.release(self.reused[0])
+                self.reused = None
+            for kernel in list(self._live.values()):
+                self.release(kernel)
+            for path in list(self._connection_files):
+                self.drop_connection_file(path)
+            self._stop_template()
+
+
+_POOL: KernelPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def worker_pool(*, start: bool = True) -> KernelPool:
+    """This process's pool, created (and its template started) on first use."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.owner != os.getpid() or _POOL._closed:
+            _POOL = KernelPool(reuse=os.environ.get(REUSE_ENV) == "1")
+            _close_at_exit(_POOL)
+        pool = _POOL
+    if start:
+        pool.start()
+    return pool
+
+
+def close_worker_pool() -> None:
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.close()
+
+
+def _close_at_exit(pool: KernelPool) -> None:
+    # atexit for a plain process; multiprocessing's finalizers for its workers, which leave
+    # through os._exit and never run atexit.
+    import multiprocessing.util
+
+    atexit.register(pool.close)
+    multiprocessing.util.Finalize(pool, pool.close, exitpriority=100)

@@ -1,0 +1,330 @@
+"""The template kernel: a process that has imported what a record's kernel needs, and forks.
+
+Run as ``python -m evalkit.kernels.template FD`` by :class:`evalkit.kernels.pool.KernelPool`,
+with ``FD`` one end of a ``SOCK_SEQPACKET`` socket pair (one JSON message per packet).
+It imports ipykernel, IPython, pandas, matplotlib, numpy and evalkit once, then serves:
+
+- ``{"op": "fork", "argv": [...], "env": {...}, "cwd": "..."}``: forks a child that
+  becomes a fresh ipykernel (``argv`` is what follows ``-m ipykernel_launcher`` in the
+  kernel's command: its connection file, ports and HMAC key, the history file), with
+  exactly ``env`` as its environment and ``cwd`` as its working directory. The answer is
+  ``{"pid": N}`` with a pidfd of the child passed alongside (``SCM_RIGHTS``), or
+  ``{"error": "..."}``.
+- ``{"op": "quit"}`` (or the socket closing, or the parent process dying): every child is
+  killed and the template exits.
+
+The template runs no user code: every record starts from the same state, the template's
+after its imports. It holds no thread and no ZMQ context when it forks (checked before
+every fork: forking a process with threads or a ZMQ context is unsafe), so the child can
+start its own. It reaps its children itself; a child it forked dies with it
+(``PR_SET_PDEATHSIG``).
+
+Only the standard library is imported at module level: the preloading is :func:`preload`'s.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import importlib.util
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+# What the evaluation notebook's kernel imports (ipykernel's own modules, and the notebook's
+# imports), measured on a fresh kernel after a record; the rest is paid per record.
+PRELOAD: tuple[str, ...] = (
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "ipykernel.comm",
+    "ipykernel.debugger",
+    "IPython.core.completer",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.logger",
+    "IPython.core.magic_arguments",
+    "IPython.core.magics.ast_mod",
+    "IPython.core.magics.auto",
+    "IPython.core.magics.basic",
+    "IPython.core.magics.config",
+    "IPython.core.magics.display",
+    "IPython.core.magics.execution",
+    "IPython.core.magics.extension",
+    "IPython.core.magics.history",
+    "IPython.core.magics.logging",
+    "IPython.core.magics.namespace",
+    "IPython.core.magics.osm",
+    "IPython.core.magics.packaging",
+    "IPython.core.magics.pylab",
+    "IPython.core.magics.script",
+    "IPython.core.oinspect",
+    "IPython.core.pylabtools",
+    "IPython.extensions.storemagic",
+    "IPython.utils.module_paths",
+    "IPython.utils.wildcard",
+    "faulthandler",
+    "multiprocessing.synchronize",
+    "psutil",
+    "runpy",
+    "sqlite3",
+    "tornado.platform.asyncio",
+    "zmq.utils.garbage",
+    "PIL.PngImagePlugin",
+    "matplotlib.backends.backend_agg",
+    "IPython.core.display",
+    "IPython.display",
+    "jupyter_client.session",
+    "tornado.ioloop",
+    "zmq.eventloop.zmqstream",
+    "numpy",
+    "pandas",
+    "matplotlib.pyplot",
+    "tqdm.auto",
+    "evalkit",
+    "evalkit.prepare",
+    "evalkit.runplan",
+    "evalkit.render",
+    "evalkit.render.plots",
+    "evalkit.render.tables",
+    "evalkit.render.scores_json",
+    "evalkit.judges.rules",
+    "evalkit.judges.file",
+)
+# The inline backend binds itself to the IPython shell that exists when it is first
+# imported: that must be the record's kernel, never the template.
+NOT_PRELOADED = ("matplotlib_inline.backend_inline",)
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+_PR_SET_PDEATHSIG = 1
+_PARENT_POLL_S = 0.5
+
+
+def _os_threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def preload() -> tuple[list[str], int]:
+    """Import :data:`PRELOAD` as a fresh kernel would have them; returns what was imported
+    and the OS threads the imports leave (numpy's OpenBLAS keeps a pool, which it stops
+    before a fork and restarts after: ``pthread_atfork``)."""
+    # ipykernel sets this before any user code imports matplotlib, unless it is already set.
+    if not os.environ.get("MPLBACKEND"):
+        os.environ["MPLBACKEND"] = INLINE_BACKEND
+    # ipykernel_launcher removes the working directory from sys.path; so does the template.
+    if sys.path and (sys.path[0] in ("", os.getcwd())):
+        del sys.path[0]
+    importlib.import_module("numpy")  # first: the one library allowed threads of its own
+    allowed_threads = _os_threads()
+    for name in PRELOAD:
+        importlib.import_module(name)
+    early = [name for name in NOT_PRELOADED if name in sys.modules]
+    if early:
+        raise RuntimeError(f"preloading imported {', '.join(early)}, which must wait")
+    return list(PRELOAD), allowed_threads
+
+
+def warm_up() -> None:
+    """Do once what every record's kernel would do first, the same for all: build the
+    scores.json validator and report template, compile the Markdown reader's patterns, load
+    the fonts and the Agg renderer (through a figure of its own, never pyplot's)."""
+    import PIL.Image
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from evalkit import markdown, render
+
+    render.warm_up()
+    PIL.Image.preinit()  # the image formats PIL registers at its first save
+    markdown.parse("# Title\n\n- `item` **strong** [link](x)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    figure = Figure(figsize=(2, 1))
+    figure.subplots().set_title("warm-up 0123456789")
+    FigureCanvasAgg(figure).draw()  # type: ignore[no-untyped-call]
+
+
+def check_forkable(allowed_threads: int) -> None:
+    """Refuse to fork a process with Python threads, extra OS threads or a ZMQ context."""
+    if threading.active_count() != 1:
+        names = ", ".join(thread.name for thread in threading.enumerate())
+        raise RuntimeError(f"the template has Python threads ({names}): not forking")
+    if _os_threads() > allowed_threads:
+        found = _os_threads()
+        raise RuntimeError(f"the template has {found} OS threads, not {allowed_threads}: no fork")
+    zmq = sys.modules.get("zmq")
+    if zmq is not None and getattr(zmq.Context, "_instance", None) is not None:
+        raise RuntimeError("the template holds a ZMQ context: not forking")
+
+
+def _launcher_path() -> str:
+    """Where ``python -m ipykernel_launcher`` runs from: a fresh kernel's ``sys.argv[0]``."""
+    spec = importlib.util.find_spec("ipykernel_launcher")
+    return str(spec.origin) if spec and spec.origin else "ipykernel_launcher"
+
+
+def _die_with_parent() -> None:
+    """The calling process gets SIGKILL when its parent dies (Linux; elsewhere nothing)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _become_kernel(request: dict[str, Any], template_pid: int) -> int:
+    """In the forked child: become the kernel ``request`` describes; returns its exit code."""
+    os.setsid()  # as jupyter_client starts a kernel: its own session, no terminal's Ctrl-C
+    _die_with_parent()
+    if os.getppid() != template_pid:  # the template died before the line above
+        return 1
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()  # a fresh process seeds its own; `random` reseeds itself at fork
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    from ipykernel.kernelapp import IPKernelApp
+
+    sys.argv = [_launcher_path(), *request["argv"]]
+    try:
+        IPKernelApp.launch_instance()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0
+    return 0
+
+
+class Template:
+    """The serving loop: one request at a time from the pool, children reaped as they end."""
+
+    def __init__(self, channel: socket.socket, allowed_threads: int) -> None:
+        self.channel = channel
+        self.allowed_threads = allowed_threads
+        self.parent = os.getppid()
+        self.children: set[int] = set()
+
+    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        data = json.dumps(message).encode()
+        if fds:
+            socket.send_fds(self.channel, [data], fds)
+        else:
+            self.channel.send(data)
+
+    def serve(self) -> None:
+        while True:
+            readable, _, _ = select.select([self.channel], [], [], _PARENT_POLL_S)
+            self.reap()
+            if os.getppid() != self.parent:
+                return  # the pool's process is gone
+            if not readable:
+                continue
+            try:
+                data = self.channel.recv(1 << 20)
+            except OSError:
+                return
+            if not data:
+                return
+            request = json.loads(data)
+            if request.get("op") == "quit":
+                return
+            if request.get("op") == "fork":
+                self.fork(request)
+            else:
+                self.send({"error": f"unknown request {request.get('op')!r}"})
+
+    def fork(self, request: dict[str, Any]) -> None:
+        try:
+            check_forkable(self.allowed_threads)
+        except RuntimeError as exc:
+            self.send({"error": str(exc)})
+            return
+        template_pid = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child never returns into this loop
+            code = 1
+            try:
+                self.channel.close()
+                code = _become_kernel(request, template_pid)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                _flush_and_exit(code)
+        self.children.add(pid)
+        pidfd = os.pidfd_open(pid)
+        try:
+            self.send({"pid": pid}, [pidfd])
+        finally:
+            os.close(pidfd)
+
+    def reap(self) -> None:
+        for pid in list(self.children):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.children.discard(pid)
+
+    def kill_children(self) -> None:
+        for pid in self.children:
+            for kill in (os.killpg, os.kill):  # the child's group: what it started too
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    continue
+        deadline = time.monotonic() + 5
+        while self.children and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.01)
+
+
+def _flush_and_exit(code: int) -> None:
+    """Leave the child as an interpreter would (exit handlers, buffers), without ever
+    unwinding into the template's loop."""
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def main(argv: list[str]) -> int:
+    channel = socket.socket(fileno=int(argv[0]))
+    started = time.perf_counter()
+    try:
+        preloaded, allowed_threads = preload()
+        warm_up()
+        check_forkable(allowed_threads)
+    except BaseException:
+        channel.send(json.dumps({"error": traceback.format_exc(limit=-3)}).encode())
+        return 1
+    template = Template(channel, allowed_threads)
+    template.send(
+        {
+            "ready": True,
+            "pid": os.getpid(),
+            "preloaded": preloaded,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+    )
+    try:
+        template.serve()
+    finally:
+        template.kill_children()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
