@@ -6,7 +6,9 @@ evaluation is skipped when its outputs are all there, its summary is complete an
 its recorded input hashes, judge, judge model and prompt hash match today's. The
 rest run through :func:`run_task`, which executes the evaluation notebook through
 :func:`evalkit.notebook.execute` (the path ``evalkit run`` takes), one task per
-worker process (``concurrent.futures``) or per Dask task (``--scheduler``). A task
+worker process (``concurrent.futures``) or per Dask task (``--scheduler``), each in a
+kernel forked for it from its worker's warm template (:mod:`evalkit.kernels`; with
+``fresh_kernels``, a new kernel process per notebook, as ``evalkit run`` starts). A task
 never raises: a failing cell, a cell timeout or a dead kernel comes back as a
 failed :class:`Outcome` with its reason, and the batch goes on. With
 ``notebook=False`` the same evaluation runs in-process through the Python API.
@@ -27,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checklist import list_ranges, load_range
 from .errors import EvalkitError
@@ -39,6 +41,9 @@ from .render.mdcell import md_cell
 from .render.verdicts_json import VERDICTS_FILENAME
 from .runplan import RunPlan
 from .runs import list_runs, load_submission
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import SimpleQueue
 
 INDEX_COLUMNS: tuple[str, ...] = (
     "run",
@@ -77,6 +82,8 @@ class Settings:
     cell_timeout: float | None = None
     with_notebook: bool = True
     workspace: Path = field(default_factory=Path.cwd)
+    # A new kernel process per notebook, as before warm kernels (evalkit.kernels).
+    fresh_kernels: bool = False
 
     def plan(self, run: str, range_id: str, out_dir: Path | None = None) -> RunPlan:
         """The one evaluation's plan, exactly as ``evalkit run`` would build it."""
@@ -245,6 +252,7 @@ def run_task(task: Task) -> Outcome:
 
 
 def _execute_notebook(task: Task) -> None:
+    from .kernels import worker_pool
     from .notebook import execute
 
     settings = task.settings
@@ -253,6 +261,8 @@ def _execute_notebook(task: Task) -> None:
         progress=False,
         cell_timeout=settings.cell_timeout,
         workspace=settings.workspace,
+        # This worker's warm kernels, on a local worker and on a Dask worker alike.
+        kernels=None if settings.fresh_kernels else worker_pool(),
     )
 
 
@@ -291,12 +301,30 @@ def run_local(tasks: Sequence[Task], workers: int, on_outcome: OnOutcome) -> lis
     # batch survives whatever one evaluation does. forkserver: workers start from a clean
     # process, not a copy of this one.
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures: dict[Future[Outcome], Task] = {pool.submit(run_task, task): task for task in tasks}
-        for future in as_completed(futures):
-            outcome = _result(future, futures[future])
-            on_outcome(outcome)
-            outcomes.append(outcome)
+    # Workers start their warm kernels at once and ignore Ctrl-C: on an interrupt, this
+    # process cancels what has not started and stops them (evalkit.kernels.workers).
+    from .kernels.workers import run, start_worker, stop_workers
+
+    pids: SimpleQueue[int] = context.SimpleQueue()
+    with ProcessPoolExecutor(
+        max_workers=max(1, workers),
+        mp_context=context,
+        initializer=start_worker,
+        initargs=(tasks[0].settings.fresh_kernels, pids),
+    ) as pool:
+        futures: dict[Future[Outcome], Task] = {
+            pool.submit(run, run_task, task): task for task in tasks
+        }
+        try:
+            for future in as_completed(futures):
+                outcome = _result(future, futures[future])
+                on_outcome(outcome)
+                outcomes.append(outcome)
+        except KeyboardInterrupt:
+            for future in futures:
+                future.cancel()
+            stop_workers(pids)
+            raise
     return outcomes
 
 

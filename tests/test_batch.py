@@ -198,17 +198,23 @@ def test_no_notebook_then_record_gives_the_same_scores(workspace: Path):
         "penalties",
     }
 
-    recorded = run_evalkit("record", str(folder), cwd=workspace, env=environment())
+    other = evaluation(workspace, "demo", "ssh-miner")
+    other_scores = (other / "scores.json").read_text()
+    recorded = run_evalkit("record", str(folder), str(other), cwd=workspace, env=environment())
     assert recorded.returncode == 0, recorded.stderr
-    assert (folder / "evaluation.html").is_file()
-    assert (folder / "scores.json").read_text() == scores  # same verdicts, same record
-    text = (folder / "evaluation.ipynb").read_text()
-    assert str(workspace) not in text
+    for done, before in ((folder, scores), (other, other_scores)):
+        assert (done / "evaluation.html").is_file()
+        # Same verdicts, same record; the notebook says it ran in a kernel of the warm pool.
+        after = json.loads((done / "scores.json").read_text())
+        assert after["meta"].pop("execution") == {"kernel": "warm"}
+        assert after == json.loads(before)
+        text = (done / "evaluation.ipynb").read_text()
+        assert str(workspace) not in text
 
-    # The notebook batch now finds this one done, and runs the two without a notebook.
+    # The notebook batch now finds these done, and runs the one without a notebook.
     result = run_evalkit("batch", "--runs", "demo", cwd=workspace, env=environment())
     assert result.returncode == 0, result.stderr
-    assert "2 done, 1 skipped" in result.stdout
+    assert "1 done, 2 skipped" in result.stdout
 
 
 def test_batch_on_a_local_dask_cluster(workspace: Path):

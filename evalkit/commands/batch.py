@@ -77,6 +77,12 @@ def register(commands: Any) -> None:
         " (`evalkit record FOLDER` executes the notebook later from the recorded verdicts)",
     )
     batch.add_argument(
+        "--fresh-kernels",
+        action="store_true",
+        help="start a new kernel process for every notebook, as before warm kernels"
+        " (default: each worker forks every record's kernel from a warm template)",
+    )
+    batch.add_argument(
         "--cell-timeout",
         type=float,
         metavar="SECONDS",
@@ -119,6 +125,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         cell_timeout=args.cell_timeout,
         with_notebook=not args.no_notebook,
         workspace=Path.cwd().resolve(),
+        fresh_kernels=args.fresh_kernels,
     )
     if args.batch_api:
         from ..judges.llm import message_batches
