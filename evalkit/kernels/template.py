@@ -103,6 +103,7 @@ PRELOAD: tuple[str, ...] = (
 NOT_PRELOADED = ("matplotlib_inline.backend_inline",)
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
 _PARENT_POLL_S = 0.5
 
 
@@ -170,11 +171,10 @@ def _launcher_path() -> str:
     return str(spec.origin) if spec and spec.origin else "ipykernel_launcher"
 
 
-def _die_with_parent() -> None:
-    """The calling process gets SIGKILL when its parent dies (Linux; elsewhere nothing)."""
+def _prctl(option: int, value: int | bytes) -> None:
+    """Linux's prctl(2) for the calling process; elsewhere nothing."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -182,7 +182,9 @@ def _die_with_parent() -> None:
 def _become_kernel(request: dict[str, Any], template_pid: int) -> int:
     """In the forked child: become the kernel ``request`` describes; returns its exit code."""
     os.setsid()  # as jupyter_client starts a kernel: its own session, no terminal's Ctrl-C
-    _die_with_parent()
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # it dies with the template
+    # Its command line is the template's; its name in ps and top says what it is.
+    _prctl(_PR_SET_NAME, b"evalkit-kernel")
     if os.getppid() != template_pid:  # the template died before the line above
         return 1
     signal.signal(signal.SIGINT, signal.default_int_handler)
