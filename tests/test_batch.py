@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
 from evalkit import batch
@@ -217,6 +218,18 @@ def test_no_notebook_then_record_gives_the_same_scores(workspace: Path):
     assert "1 done, 2 skipped" in result.stdout
 
 
+def _kernel_templates() -> list[psutil.Process]:
+    """The warm kernel templates among this process's descendants (the Dask workers')."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "evalkit.kernels.template" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
 def test_batch_on_a_local_dask_cluster(workspace: Path):
     distributed = pytest.importorskip("distributed")
     add_runs(workspace, "demo-b")
@@ -229,6 +242,10 @@ def test_batch_on_a_local_dask_cluster(workspace: Path):
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith("4 evaluations: 4 done")
+        # Each Dask worker process that made a record keeps its own warm template.
+        templates = _kernel_templates()
+        assert 1 <= len(templates) <= 2
+        assert len({template.ppid() for template in templates}) == len(templates)
         again = run_evalkit(
             "batch", "--ranges", "ssh-miner,weak-baseline", "--scheduler",
             cluster.scheduler_address, cwd=workspace, env=environment(),
@@ -238,3 +255,10 @@ def test_batch_on_a_local_dask_cluster(workspace: Path):
     assert {(row["run"], row["range"]) for row in rows} == {
         (run, range_id) for run in ("demo", "demo-b") for range_id in ("ssh-miner", "weak-baseline")
     }
+    for scores in workspace.glob("runs/*/*/evaluations/rules/scores.json"):
+        assert json.loads(scores.read_text())["meta"]["execution"] == {"kernel": "warm"}
+    # The cluster closed: its workers' templates (and any kernel) went with them.
+    deadline = time.monotonic() + 120
+    while _kernel_templates() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _kernel_templates() == []
