@@ -26,10 +26,10 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .checklist import list_ranges, load_range
 from .errors import EvalkitError
@@ -41,9 +41,6 @@ from .render.mdcell import md_cell
 from .render.verdicts_json import VERDICTS_FILENAME
 from .runplan import RunPlan
 from .runs import list_runs, load_submission
-
-if TYPE_CHECKING:
-    from multiprocessing.queues import SimpleQueue
 
 INDEX_COLUMNS: tuple[str, ...] = (
     "run",
@@ -294,24 +291,14 @@ def run_local(tasks: Sequence[Task], workers: int, on_outcome: OnOutcome) -> lis
             on_outcome(outcome)
             outcomes.append(outcome)
         return outcomes
-    import multiprocessing
+    from .kernels.workers import local_workers, run
 
     outcomes = []
     # Each worker is a process of its own (and each notebook a kernel of its own), so the
-    # batch survives whatever one evaluation does. forkserver: workers start from a clean
-    # process, not a copy of this one.
-    context = multiprocessing.get_context("forkserver")
-    # Workers start their warm kernels at once and ignore Ctrl-C: on an interrupt, this
-    # process cancels what has not started and stops them (evalkit.kernels.workers).
-    from .kernels.workers import run, start_worker, stop_workers
-
-    pids: SimpleQueue[int] = context.SimpleQueue()
-    with ProcessPoolExecutor(
-        max_workers=max(1, workers),
-        mp_context=context,
-        initializer=start_worker,
-        initargs=(tasks[0].settings.fresh_kernels, pids),
-    ) as pool:
+    # batch survives whatever one evaluation does. Workers ignore Ctrl-C: on an interrupt,
+    # this process cancels what has not started and stops them (evalkit.kernels.workers).
+    fresh = tasks[0].settings.fresh_kernels
+    with local_workers(max(1, workers), fresh_kernels=fresh) as (pool, interrupt):
         futures: dict[Future[Outcome], Task] = {
             pool.submit(run, run_task, task): task for task in tasks
         }
@@ -321,9 +308,7 @@ def run_local(tasks: Sequence[Task], workers: int, on_outcome: OnOutcome) -> lis
                 on_outcome(outcome)
                 outcomes.append(outcome)
         except KeyboardInterrupt:
-            for future in futures:
-                future.cancel()
-            stop_workers(pids)
+            interrupt()
             raise
     return outcomes
 

@@ -17,6 +17,7 @@ from jupyter_client.manager import AsyncKernelManager
 
 from evalkit.errors import NotebookError
 from evalkit.kernels import KernelPool
+from evalkit.kernels.pool import shared_template
 from evalkit.kernels.provisioner import ipykernel_arguments
 
 DEADLINE_S = 60  # how long a process may take to go, before the test says it stayed
@@ -258,3 +259,38 @@ def test_everything_goes_when_the_pools_process_is_killed(tmp_path):
         process.wait()
         process.stdout.close()
     assert wait_gone([template_pid, kernel]) == []
+
+
+async def test_pools_share_one_template_and_keep_their_own_kernels(tmp_path):
+    with shared_template() as address:
+        assert address is not None and Path(address).exists()
+        first, second = KernelPool(shared=address), KernelPool(shared=address)
+        try:
+            ours, theirs = await start(first, tmp_path), await start(second, tmp_path)
+            assert first.template_pid == second.template_pid is not None
+            assert first.stats.templates_started == second.stats.templates_started == 0
+            first.close()  # its channel ends: its kernel goes, the other pool's stays
+            assert wait_gone([ours.provisioner.pid]) == []
+            assert (await run_code(theirs, "print(6 * 7)")).strip() == "42"
+            await theirs.shutdown_kernel(now=True)
+        finally:
+            first.close()
+            second.close()
+        template_pid = first._template
+    assert template_pid is not None and wait_gone([template_pid]) == []
+    assert not Path(address).exists()  # the private folder of its socket went too
+
+
+async def test_a_pool_starts_its_own_template_when_the_shared_one_is_gone(tmp_path):
+    with shared_template() as address:
+        pass  # ended at once
+    pool = KernelPool(shared=address)
+    try:
+        manager = await start(pool, tmp_path)
+        try:
+            assert (await run_code(manager, "print(6 * 7)")).strip() == "42"
+        finally:
+            await manager.shutdown_kernel(now=True)
+        assert pool.stats.templates_started == 1 and pool.shared is None
+    finally:
+        pool.close()

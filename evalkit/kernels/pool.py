@@ -19,12 +19,16 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +40,7 @@ WARM, FRESH, REUSED = "warm", "fresh", "reused"
 REUSE_ENV = "EVALKIT_TEST_REUSE_KERNEL"
 TEMPLATE_MODULE = "evalkit.kernels.template"
 START_TIMEOUT_S = 120.0
+_UNIX_PATH_MAX = 100  # a Unix socket's path: 108 bytes on Linux, 104 on macOS
 
 
 @dataclass
@@ -77,12 +82,30 @@ class PoolStats:
 
 
 class KernelPool:
-    """One template process and the kernels it forked for this process; thread-safe."""
+    """A template process and the kernels it forked for this process; thread-safe.
 
-    def __init__(self, *, reuse: bool = False, start_timeout: float = START_TIMEOUT_S) -> None:
+    By default the pool starts a template of its own. With ``share``, other processes'
+    pools may connect to that template, at :attr:`address` (a Unix socket in a private
+    folder). With ``shared`` (such an address), the pool connects to that template instead
+    of starting one, and starts its own if it cannot reach it.
+    """
+
+    def __init__(
+        self,
+        *,
+        reuse: bool = False,
+        shared: str | None = None,
+        share: bool = False,
+        start_timeout: float = START_TIMEOUT_S,
+    ) -> None:
         self.kind = REUSED if reuse else WARM
+        self.shared = shared
+        self.share = share
+        self.address: str | None = None
         self.start_timeout = start_timeout
         self.owner = os.getpid()
+        self._template: int | None = None  # its pid, as its ready message says
+        self._share_folder: str | None = None
         self.stats = PoolStats()
         self._lock = threading.RLock()
         self._process: subprocess.Popen[bytes] | None = None
@@ -99,22 +122,35 @@ class KernelPool:
 
     @property
     def template_pid(self) -> int | None:
+        """The template's pid while this pool is connected to it (its own, or shared)."""
         process = self._process
-        return process.pid if process is not None and process.poll() is None else None
+        if process is not None:
+            return process.pid if process.poll() is None else None
+        return self._template if self._channel is not None else None
 
     def start(self) -> None:
-        """Start the template (if it is not running) without waiting for its imports."""
+        """Start the template, or connect to the shared one, without waiting for its imports."""
         with self._lock:
             if self._closed:
                 raise NotebookError("the warm kernel pool is closed")
-            if self._process is not None and self._process.poll() is None:
-                return
+            own = self._process
+            if self._channel is not None and (own is None or own.poll() is None):
+                return  # its own template runs, or it holds a channel to the shared one
             self._stop_template()
+            if self.shared is not None:
+                if self._connect(self.shared):
+                    return
+                self.shared = None  # gone: this pool starts a template of its own
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            listener = self._listening()
+            given = [theirs] if listener is None else [theirs, listener]
+            command = [sys.executable, "-m", TEMPLATE_MODULE, str(theirs.fileno())]
+            if listener is not None:
+                command += ["--listen", str(listener.fileno())]
             try:
                 self._process = subprocess.Popen(
-                    [sys.executable, "-m", TEMPLATE_MODULE, str(theirs.fileno())],
-                    pass_fds=(theirs.fileno(),),
+                    command,
+                    pass_fds=[handle.fileno() for handle in given],
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -125,10 +161,40 @@ class KernelPool:
                 ours.close()
                 raise
             finally:
-                theirs.close()
+                for handle in given:
+                    handle.close()
             self._channel = ours
             self._ready = False
             self.stats.templates_started += 1
+
+    def _listening(self) -> socket.socket | None:
+        """For a shared template, its listening socket, bound before the template starts so
+        that pools may connect at once; None when the path would be too long for a Unix
+        socket (each pool then starts its own)."""
+        if not self.share:
+            return None
+        if self._share_folder is None:
+            self._share_folder = tempfile.mkdtemp(prefix="evalkit-kernels-")  # ours only
+        path = os.path.join(self._share_folder, "template")
+        if len(path.encode()) > _UNIX_PATH_MAX:
+            return None
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)  # a template of ours started before, now gone
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(path)
+        listener.listen(64)
+        self.address = path
+        return listener
+
+    def _connect(self, address: str) -> bool:
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            channel.connect(address)
+        except OSError:
+            channel.close()
+            return False
+        self._channel, self._ready = channel, False
+        return True
 
     def _wait_ready(self) -> None:
         assert self._channel is not None
@@ -138,6 +204,7 @@ class KernelPool:
             self._stop_template()
             raise NotebookError(f"the warm kernel template did not start: {error[-1]}")
         self.stats.template_seconds.append(float(message.get("seconds") or 0.0))
+        self._template = int(message["pid"])
         self._ready = True
 
     def _receive(self, timeout: float) -> tuple[dict[str, Any], list[int]]:
@@ -252,23 +319,38 @@ class KernelPool:
             for path in list(self._connection_files):
                 self.drop_connection_file(path)
             self._stop_template()
+            if self._share_folder is not None:
+                shutil.rmtree(self._share_folder, ignore_errors=True)
 
 
 _POOL: KernelPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def worker_pool(*, start: bool = True) -> KernelPool:
-    """This process's pool, created (and its template started) on first use."""
+def worker_pool(*, start: bool = True, shared: str | None = None) -> KernelPool:
+    """This process's pool, created (and its template started, or the ``shared`` one
+    reached) on first use."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL.owner != os.getpid() or _POOL._closed:
-            _POOL = KernelPool(reuse=os.environ.get(REUSE_ENV) == "1")
+            _POOL = KernelPool(reuse=os.environ.get(REUSE_ENV) == "1", shared=shared)
             _close_at_exit(_POOL)
         pool = _POOL
     if start:
         pool.start()
     return pool
+
+
+@contextmanager
+def shared_template() -> Iterator[str | None]:
+    """A template for every worker of a local batch, started at once, ended on the way
+    out (with every kernel it forked): yields the address their pools connect to."""
+    pool = KernelPool(share=True)
+    try:
+        pool.start()
+        yield pool.address
+    finally:
+        pool.close()
 
 
 def close_worker_pool() -> None:

@@ -1,8 +1,11 @@
 """The template kernel: a process that has imported what a record's kernel needs, and forks.
 
-Run as ``python -m evalkit.kernels.template FD`` by :class:`evalkit.kernels.pool.KernelPool`,
-with ``FD`` one end of a ``SOCK_SEQPACKET`` socket pair (one JSON message per packet).
-It imports ipykernel, IPython, pandas, matplotlib, numpy and evalkit once, then serves:
+Run as ``python -m evalkit.kernels.template FD [--listen FD]`` by
+:class:`evalkit.kernels.pool.KernelPool`, with ``FD`` one end of a ``SOCK_SEQPACKET`` socket
+pair (one JSON message per packet), the owner's channel; with ``--listen``, other pools (a
+batch's workers) connect to that listening Unix socket and get channels of their own. It
+imports ipykernel, IPython, pandas, matplotlib, numpy and evalkit once, then serves, on
+each channel:
 
 - ``{"op": "fork", "argv": [...], "env": {...}, "cwd": "..."}``: forks a child that
   becomes a fresh ipykernel (``argv`` is what follows ``-m ipykernel_launcher`` in the
@@ -10,8 +13,8 @@ It imports ipykernel, IPython, pandas, matplotlib, numpy and evalkit once, then 
   exactly ``env`` as its environment and ``cwd`` as its working directory. The answer is
   ``{"pid": N}`` with a pidfd of the child passed alongside (``SCM_RIGHTS``), or
   ``{"error": "..."}``.
-- ``{"op": "quit"}`` (or the socket closing, or the parent process dying): every child is
-  killed and the template exits.
+- ``{"op": "quit"}`` or the channel closing: that channel's children are killed; for the
+  owner's channel (or when the owner's process dies), every child, and the template exits.
 
 The template runs no user code: every record starts from the same state, the template's
 after its imports. It holds no thread and no ZMQ context when it forks (checked before
@@ -206,87 +209,139 @@ def _become_kernel(request: dict[str, Any], template_pid: int) -> int:
 
 
 class Template:
-    """The serving loop: one request at a time from the pool, children reaped as they end."""
+    """The serving loop: requests from its channels, children reaped as they end.
 
-    def __init__(self, channel: socket.socket, allowed_threads: int) -> None:
-        self.channel = channel
+    The owner's channel (the pool that started it) is always there; with a listening
+    socket, every pool that connects gets a channel of its own. A channel that closes takes
+    its kernels with it; the owner's takes everything, the template included.
+    """
+
+    def __init__(
+        self, owner: socket.socket, allowed_threads: int, listener: socket.socket | None
+    ) -> None:
+        self.owner = owner
+        self.listener = listener
         self.allowed_threads = allowed_threads
         self.parent = os.getppid()
-        self.children: set[int] = set()
+        self.channels: dict[socket.socket, set[int]] = {owner: set()}
+        self.ready: dict[str, Any] = {}
 
-    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    def send(
+        self, channel: socket.socket, message: dict[str, Any], fds: list[int] | None = None
+    ) -> None:
         data = json.dumps(message).encode()
-        if fds:
-            socket.send_fds(self.channel, [data], fds)
-        else:
-            self.channel.send(data)
+        try:
+            if fds:
+                socket.send_fds(channel, [data], fds)
+            else:
+                channel.send(data)
+        except OSError:
+            pass  # a pool that went away: its channel's end is read next
 
     def serve(self) -> None:
         while True:
-            readable, _, _ = select.select([self.channel], [], [], _PARENT_POLL_S)
+            watched = [*self.channels, *([self.listener] if self.listener else [])]
+            readable, _, _ = select.select(watched, [], [], _PARENT_POLL_S)
             self.reap()
             if os.getppid() != self.parent:
-                return  # the pool's process is gone
-            if not readable:
-                continue
-            try:
-                data = self.channel.recv(1 << 20)
-            except OSError:
-                return
-            if not data:
-                return
-            request = json.loads(data)
-            if request.get("op") == "quit":
-                return
-            if request.get("op") == "fork":
-                self.fork(request)
-            else:
-                self.send({"error": f"unknown request {request.get('op')!r}"})
+                return  # the owner's process is gone
+            for channel in readable:
+                if channel is self.listener:
+                    self.accept()
+                elif not self.handle(channel):
+                    if channel is self.owner:
+                        return
+                    self.close(channel)
 
-    def fork(self, request: dict[str, Any]) -> None:
+    def accept(self) -> None:
+        assert self.listener is not None
+        try:
+            channel, _ = self.listener.accept()
+        except OSError:
+            return
+        self.channels[channel] = set()
+        self.send(channel, self.ready)
+
+    def handle(self, channel: socket.socket) -> bool:
+        """Answer one request; False when the channel ended (closed, or asked to quit)."""
+        try:
+            data = channel.recv(1 << 20)
+        except OSError:
+            return False
+        if not data:
+            return False
+        request = json.loads(data)
+        if request.get("op") == "quit":
+            return False
+        if request.get("op") == "fork":
+            self.fork(channel, request)
+        else:
+            self.send(channel, {"error": f"unknown request {request.get('op')!r}"})
+        return True
+
+    def fork(self, channel: socket.socket, request: dict[str, Any]) -> None:
         try:
             check_forkable(self.allowed_threads)
         except RuntimeError as exc:
-            self.send({"error": str(exc)})
+            self.send(channel, {"error": str(exc)})
             return
         template_pid = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child never returns into this loop
             code = 1
             try:
-                self.channel.close()
+                for open_socket in (*self.channels, self.listener):
+                    if open_socket is not None:
+                        open_socket.close()
                 code = _become_kernel(request, template_pid)
             except BaseException:
                 traceback.print_exc()
             finally:
                 _flush_and_exit(code)
-        self.children.add(pid)
+        self.channels[channel].add(pid)
         pidfd = os.pidfd_open(pid)
         try:
-            self.send({"pid": pid}, [pidfd])
+            self.send(channel, {"pid": pid}, [pidfd])
         finally:
             os.close(pidfd)
 
-    def reap(self) -> None:
-        for pid in list(self.children):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                self.children.discard(pid)
+    def close(self, channel: socket.socket) -> None:
+        self.kill(self.channels.pop(channel, set()))
+        channel.close()
 
-    def kill_children(self) -> None:
-        for pid in self.children:
+    def reap(self) -> None:
+        for children in self.channels.values():
+            for pid in list(children):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done:
+                    children.discard(pid)
+
+    def kill(self, children: set[int]) -> None:
+        for pid in children:
             for kill in (os.killpg, os.kill):  # the child's group: what it started too
                 try:
                     kill(pid, signal.SIGKILL)
                 except OSError:
                     continue
         deadline = time.monotonic() + 5
-        while self.children and time.monotonic() < deadline:
-            self.reap()
+        while time.monotonic() < deadline:
+            for pid in list(children):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done:
+                    children.discard(pid)
+            if not children:
+                return
             time.sleep(0.01)
+
+    def kill_children(self) -> None:
+        for children in self.channels.values():
+            self.kill(children)
 
 
 def _flush_and_exit(code: int) -> None:
@@ -303,24 +358,28 @@ def _flush_and_exit(code: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    channel = socket.socket(fileno=int(argv[0]))
+    """``FD [--listen FD]``: serve the owner's channel, and the pools that connect to the
+    listening socket (bound by the owner)."""
+    owner = socket.socket(fileno=int(argv[0]))
+    listener = None
+    if argv[1:2] == ["--listen"]:
+        listener = socket.socket(fileno=int(argv[2]))
     started = time.perf_counter()
     try:
         preloaded, allowed_threads = preload()
         warm_up()
         check_forkable(allowed_threads)
     except BaseException:
-        channel.send(json.dumps({"error": traceback.format_exc(limit=-3)}).encode())
+        owner.send(json.dumps({"error": traceback.format_exc(limit=-3)}).encode())
         return 1
-    template = Template(channel, allowed_threads)
-    template.send(
-        {
-            "ready": True,
-            "pid": os.getpid(),
-            "preloaded": preloaded,
-            "seconds": round(time.perf_counter() - started, 3),
-        }
-    )
+    template = Template(owner, allowed_threads, listener)
+    template.ready = {
+        "ready": True,
+        "pid": os.getpid(),
+        "preloaded": preloaded,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    template.send(owner, template.ready)
     try:
         template.serve()
     finally:
