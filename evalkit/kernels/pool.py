@@ -1,11 +1,13 @@
-"""A process's warm kernels: one template process, and the kernels it forks for records.
+"""A process's warm kernels: a template process, and the kernels it forks for records.
 
 :class:`KernelPool` starts ``python -m evalkit.kernels.template`` (see there) in a session
 of its own, so a terminal's Ctrl-C reaches only this process, which then ends everything
-it started. Each record asks the template for a child (:meth:`KernelPool.fork`), which
-becomes the record's kernel and is killed after it. A template that died is started again
-on the next request. The template watches this process and exits when it dies; each kernel
-dies with its template.
+it started; or it connects to a template another process started for it
+(:func:`shared_template`: a local batch starts one for all its workers). Each record asks
+the template for a child (:meth:`KernelPool.fork`), which becomes the record's kernel and is
+killed after it. A template that died is started again on the next request. A template
+watches the process that started it and exits when it dies; each kernel dies with its
+template, and with its pool's channel.
 
 :func:`worker_pool` is the one pool of a process (a batch worker, a Dask worker, the
 ``evalkit record`` process), closed when the process exits or :func:`close_worker_pool`
