@@ -148,7 +148,7 @@ class KernelPool:
             given = [theirs] if listener is None else [theirs, listener]
             command = [sys.executable, "-m", TEMPLATE_MODULE, str(theirs.fileno())]
             if listener is not None:
-                command += ["--listen", str(listener.fileno())]
+                command += ["--listen", str(listener.fileno()), str(self.address)]
             try:
                 self._process = subprocess.Popen(
                     command,

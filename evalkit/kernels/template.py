@@ -1,6 +1,6 @@
 """The template kernel: a process that has imported what a record's kernel needs, and forks.
 
-Run as ``python -m evalkit.kernels.template FD [--listen FD]`` by
+Run as ``python -m evalkit.kernels.template FD [--listen FD PATH]`` by
 :class:`evalkit.kernels.pool.KernelPool`, with ``FD`` one end of a ``SOCK_SEQPACKET`` socket
 pair (one JSON message per packet), the owner's channel; with ``--listen``, other pools (a
 batch's workers) connect to that listening Unix socket and get channels of their own. It
@@ -27,6 +27,7 @@ Only the standard library is imported at module level: the preloading is :func:`
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import importlib.util
@@ -358,12 +359,12 @@ def _flush_and_exit(code: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``FD [--listen FD]``: serve the owner's channel, and the pools that connect to the
-    listening socket (bound by the owner)."""
+    """``FD [--listen FD PATH]``: serve the owner's channel, and the pools that connect to
+    the listening socket (bound by the owner at PATH, which goes when the template does)."""
     owner = socket.socket(fileno=int(argv[0]))
-    listener = None
+    listener, address = None, None
     if argv[1:2] == ["--listen"]:
-        listener = socket.socket(fileno=int(argv[2]))
+        listener, address = socket.socket(fileno=int(argv[2])), argv[3]
     started = time.perf_counter()
     try:
         preloaded, allowed_threads = preload()
@@ -384,6 +385,10 @@ def main(argv: list[str]) -> int:
         template.serve()
     finally:
         template.kill_children()
+        if address is not None:  # its owner removes it too; not if the owner was killed
+            with contextlib.suppress(OSError):
+                os.remove(address)
+                os.rmdir(os.path.dirname(address))
     return 0
 
 
