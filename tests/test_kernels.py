@@ -136,12 +136,17 @@ def test_the_template_preloads_without_threads_and_leaves_the_inline_backend():
     ]
 
 
-def test_only_this_interpreters_ipykernel_is_forked():
+def test_only_this_interpreters_ipykernel_is_forked(tmp_path):
     assert ipykernel_arguments(
         [sys.executable, "-m", "ipykernel_launcher", "-f", "k.json", "--x"]
     ) == ["-f", "k.json", "--x"]
     with pytest.raises(NotebookError, match="--fresh-kernels"):
         ipykernel_arguments(["/usr/bin/other-python", "-m", "ipykernel_launcher", "-f", "k"])
+    # Another virtual environment's python: a link to the same interpreter, other packages.
+    other = tmp_path / "other-venv-python"
+    other.symlink_to(os.path.realpath(sys.executable))
+    with pytest.raises(NotebookError, match="--fresh-kernels"):
+        ipykernel_arguments([str(other), "-m", "ipykernel_launcher", "-f", "k"])
     with pytest.raises(NotebookError, match="--fresh-kernels"):
         ipykernel_arguments([sys.executable, "-m", "some_other_kernel", "-f", "k"])
 

@@ -42,7 +42,9 @@ _KILL_WAIT_LOOKS = 500  # of 2 ms: one second at most
 def ipykernel_arguments(cmd: list[str]) -> list[str]:
     """The arguments after ``-m ipykernel_launcher`` in ``cmd``, when ``cmd`` runs this
     interpreter's ipykernel; else a NotebookError."""
-    runs_us = bool(cmd) and os.path.realpath(cmd[0]) == os.path.realpath(sys.executable)
+    # The same path, not the same file: another virtual environment's python is a link to
+    # the same interpreter, with other packages.
+    runs_us = bool(cmd) and os.path.abspath(cmd[0]) == os.path.abspath(sys.executable)
     if not runs_us or cmd[1:3] != ["-m", "ipykernel_launcher"]:
         raise NotebookError(
             f"warm kernels run this Python's ipykernel only, not {' '.join(cmd[:3])!r};"
