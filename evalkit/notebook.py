@@ -270,8 +270,9 @@ def _record_execution(folder: Path, kernels: KernelPool | None) -> None:
     scores = folder / SCORES_FILENAME
     if not scores.is_file():
         return  # a custom notebook that writes none
-
     data = json.loads(scores.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        return  # nor is this evalkit's
     data["meta"]["execution"] = {"kernel": kernels.kind if kernels is not None else FRESH}
     validate_scores(data, path=scores)
     write_text_atomic(scores, dumps_scores(data))

@@ -80,7 +80,7 @@ def register(commands: Any) -> None:
         "--fresh-kernels",
         action="store_true",
         help="start a new kernel process for every notebook, as before warm kernels"
-        " (default: each worker forks every record's kernel from a warm template)",
+        " (default: every record's kernel is forked from the batch's warm template)",
     )
     batch.add_argument(
         "--cell-timeout",
