@@ -114,7 +114,7 @@ class KernelPool:
         self._channel: socket.socket | None = None
         self._ready = False
         self._live: dict[int, ForkedKernel] = {}
-        self._connection_files: set[str] = set()
+        self._files: str | None = None  # the folder of its kernels' connection files
         self._closed = False
         # Reuse mode only: the one kernel every record gets, and its connection info.
         self.reused: tuple[ForkedKernel, dict[str, Any]] | None = None
@@ -280,17 +280,14 @@ class KernelPool:
             kernel.close()
             self._live.pop(kernel.pid, None)
 
-    def hold_connection_file(self, path: str) -> None:
-        """A record's connection file: jupyter_client removes it when the record ends, the
-        pool when it closes if that clean-up never ran (an interrupted record)."""
+    def connection_file(self, kernel_id: str) -> str:
+        """Where a record's kernel's connection file goes: a private folder of the pool's.
+        jupyter_client removes the file when the record ends; the pool removes the folder
+        when it closes, with any file whose clean-up never ran (an interrupted record)."""
         with self._lock:
-            self._connection_files.add(path)
-
-    def drop_connection_file(self, path: str) -> None:
-        with self._lock:
-            self._connection_files.discard(path)
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+            if self._files is None:
+                self._files = tempfile.mkdtemp(prefix="evalkit-kernels-")
+            return os.path.join(self._files, f"kernel-{kernel_id}.json")
 
     def live_kernels(self) -> list[int]:
         with self._lock:
@@ -311,18 +308,32 @@ class KernelPool:
         """Kill every kernel of the pool and stop the template; safe to call twice."""
         if os.getpid() != self.owner:
             return  # a forked copy of this process: the pool is not its own
-        with self._lock:
+        with self._lock, _signals_held():
             self._closed = True
             if self.reused is not None:
                 self.release(self.reused[0])
                 self.reused = None
             for kernel in list(self._live.values()):
                 self.release(kernel)
-            for path in list(self._connection_files):
-                self.drop_connection_file(path)
             self._stop_template()
-            if self._share_folder is not None:
-                shutil.rmtree(self._share_folder, ignore_errors=True)
+            for folder in (self._files, self._share_folder):
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the pool is closed (in the main thread, where Python
+    runs its handlers): a stop arriving meanwhile must not cut the clean-up short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 _POOL: KernelPool | None = None

@@ -70,12 +70,7 @@ class WarmProvisioner(LocalProvisioner):
             assert self.parent is not None
             self.parent.load_connection_info(self.pool.reused[1])
             self.ports_cached = True
-        launch = dict(await super().pre_launch(**kwargs))  # writes the connection file
-        self.pool.hold_connection_file(self._connection_file())
-        return launch
-
-    def _connection_file(self) -> str:
-        return str(getattr(self.parent, "connection_file", "") or "")
+        return dict(await super().pre_launch(**kwargs))
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         argv = ipykernel_arguments(cmd)
@@ -134,8 +129,6 @@ class WarmProvisioner(LocalProvisioner):
     async def cleanup(self, restart: bool = False) -> None:
         await super().cleanup(restart=restart)
         self._let_go()
-        if not restart:
-            self.pool.drop_connection_file(self._connection_file())
 
     def _let_go(self) -> None:
         if self.kernel is not None and not self._reused():
@@ -187,6 +180,8 @@ class WarmKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
         if self.provisioner is None:
             self.kernel_id = self.kernel_id or kw.pop("kernel_id", None) or str(uuid.uuid4())
+            if not self.connection_file:
+                self.connection_file = self.pool.connection_file(self.kernel_id)
             provisioner = WarmProvisioner(
                 kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self
             )
