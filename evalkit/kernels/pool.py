@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NotebookError
+from .template import FILES_PREFIX
 
 WARM, FRESH, REUSED = "warm", "fresh", "reused"
 # Test-only: one kernel for every record of a process, so the isolation tests can show what
@@ -176,7 +177,7 @@ class KernelPool:
         if not self.share:
             return None
         if self._share_folder is None:
-            self._share_folder = tempfile.mkdtemp(prefix="evalkit-kernels-")  # ours only
+            self._share_folder = tempfile.mkdtemp(prefix=FILES_PREFIX)  # ours only
         path = os.path.join(self._share_folder, "template")
         if len(path.encode()) > _UNIX_PATH_MAX:
             return None
@@ -286,7 +287,7 @@ class KernelPool:
         when it closes, with any file whose clean-up never ran (an interrupted record)."""
         with self._lock:
             if self._files is None:
-                self._files = tempfile.mkdtemp(prefix="evalkit-kernels-")
+                self._files = tempfile.mkdtemp(prefix=FILES_PREFIX)
             return os.path.join(self._files, f"kernel-{kernel_id}.json")
 
     def live_kernels(self) -> list[int]:

@@ -109,6 +109,7 @@ INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
 _PARENT_POLL_S = 0.5
+FILES_PREFIX = "evalkit-kernels-"  # the private folders of pools (connection files, socket)
 
 
 def _os_threads() -> int:
@@ -226,6 +227,10 @@ class Template:
         self.parent = os.getppid()
         self.channels: dict[socket.socket, set[int]] = {owner: set()}
         self.ready: dict[str, Any] = {}
+        # Each child's connection file and each channel's folder of them: removed here when
+        # their pool went without doing it (killed).
+        self.files: dict[int, str] = {}
+        self.folders: dict[socket.socket, set[str]] = {owner: set()}
 
     def send(
         self, channel: socket.socket, message: dict[str, Any], fds: list[int] | None = None
@@ -260,7 +265,7 @@ class Template:
             channel, _ = self.listener.accept()
         except OSError:
             return
-        self.channels[channel] = set()
+        self.channels[channel], self.folders[channel] = set(), set()
         self.send(channel, self.ready)
 
     def handle(self, channel: socket.socket) -> bool:
@@ -300,6 +305,11 @@ class Template:
             finally:
                 _flush_and_exit(code)
         self.channels[channel].add(pid)
+        argv = request["argv"]
+        if "-f" in argv[:-1]:
+            self.files[pid] = path = argv[argv.index("-f") + 1]
+            if os.path.basename(os.path.dirname(path)).startswith(FILES_PREFIX):
+                self.folders[channel].add(os.path.dirname(path))
         pidfd = os.pidfd_open(pid)
         try:
             self.send(channel, {"pid": pid}, [pidfd])
@@ -308,41 +318,53 @@ class Template:
 
     def close(self, channel: socket.socket) -> None:
         self.kill(self.channels.pop(channel, set()))
+        self.remove_folders(self.folders.pop(channel, set()))
         channel.close()
+
+    @staticmethod
+    def remove_folders(folders: set[str]) -> None:
+        """A gone pool's folders of connection files, once empty (a pool that closes removes
+        its own)."""
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
 
     def reap(self) -> None:
         for children in self.channels.values():
-            for pid in list(children):
-                try:
-                    done, _ = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    done = pid
-                if done:
-                    children.discard(pid)
+            self._reap(children)
+
+    def _reap(self, children: set[int]) -> None:
+        for pid in list(children):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                children.discard(pid)
+                self.files.pop(pid, None)  # its pool removes it (jupyter_client does)
 
     def kill(self, children: set[int]) -> None:
+        """Kill ``children`` (their pool is gone, or the template ends), and remove their
+        connection files, as their pool would have."""
         for pid in children:
             for kill in (os.killpg, os.kill):  # the child's group: what it started too
                 try:
                     kill(pid, signal.SIGKILL)
                 except OSError:
                     continue
+            path = self.files.pop(pid, None)
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            for pid in list(children):
-                try:
-                    done, _ = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    done = pid
-                if done:
-                    children.discard(pid)
-            if not children:
-                return
+        while children and time.monotonic() < deadline:
+            self._reap(children)
             time.sleep(0.01)
 
     def kill_children(self) -> None:
-        for children in self.channels.values():
+        for channel, children in self.channels.items():
             self.kill(children)
+            self.remove_folders(self.folders.get(channel, set()))
 
 
 def _flush_and_exit(code: int) -> None:
