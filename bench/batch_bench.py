@@ -1,7 +1,8 @@
 """Benchmarks of notebook overhead and of `evalkit batch` (rules judge, no network).
 
-    .venv/bin/python bench/batch_bench.py                 # all three, several minutes
-    .venv/bin/python bench/batch_bench.py --only single   # or: batch, no-notebook
+    .venv/bin/python bench/batch_bench.py                 # all four, several minutes
+    .venv/bin/python bench/batch_bench.py --only kernels  # or: single, batch, no-notebook
+    .venv/bin/python bench/batch_bench.py --only kernels --samples   # the 15 sample evaluations
 
 1. single: one rules-judge evaluation (`evalkit run --range ssh-miner`) against bare
    papermill running a two-cell notebook that imports pandas and matplotlib. Interleaved
@@ -10,6 +11,11 @@
    --workers 2` against a sequential loop of `evalkit run`. Target: at least 1.7x faster.
 3. no-notebook: `evalkit batch --no-notebook` for the same 30 against the Python API
    (`evaluate` + `write_outputs`) in one process of its own. Target: within 2x.
+4. kernels: the same evaluations with `evalkit batch --workers 2 --force` three ways, in
+   one run, interleaved (warm kernels, the default; `--fresh-kernels`; `--no-notebook`),
+   medians, as ratios to `--no-notebook`, with each notebook's own duration (kernel start
+   and cells, from papermill's metadata). Target: warm within 3x of `--no-notebook`.
+   `--samples` runs it on the repository's sample evaluations (runs/*/*) instead.
 
 Every command runs in a temporary workspace; figures go to stdout and to
 bench/results/batch_bench.json.
@@ -79,7 +85,7 @@ API_SCRIPT = textwrap.dedent(
 
 
 def workspace(into: Path) -> Path:
-    copy_samples(into)
+    copy_samples(into, runs=("demo",))
     demo = into / "runs/demo"
     for number in range(1, RUNS + 1):
         shutil.copytree(demo, into / f"runs/run-{number:02d}")
@@ -168,14 +174,58 @@ def bench_no_notebook(ws: Path, repeats: int) -> dict[str, float]:
     return result
 
 
+KERNEL_PATHS = {
+    "warm": ["--workers", "2"],
+    "fresh": ["--workers", "2", "--fresh-kernels"],
+    "no_notebook": ["--no-notebook"],
+}
+
+
+def notebook_seconds(ws: Path) -> list[float]:
+    """Each record's notebook duration (kernel start and cells), from papermill's metadata."""
+    found = []
+    for path in ws.glob("runs/*/*/evaluations/rules/evaluation.ipynb"):
+        meta = json.loads(path.read_text())["metadata"].get("papermill", {})
+        if meta.get("duration") is not None:
+            found.append(float(meta["duration"]))
+    return found
+
+
+def bench_kernels(ws: Path, repeats: int) -> dict[str, float]:
+    """Warm, fresh and no-notebook batches of the same evaluations, interleaved."""
+    times: dict[str, list[float]] = {name: [] for name in KERNEL_PATHS}
+    durations: dict[str, list[float]] = {"warm": [], "fresh": []}
+    for _ in range(repeats):
+        for name, flags in KERNEL_PATHS.items():
+            times[name].append(
+                timed([*evalkit_command(), "batch", "--force", "--quiet", *flags], ws)
+            )
+            if name in durations:
+                durations[name] += notebook_seconds(ws)
+    count = len(list(ws.glob("runs/*/*/evaluations/rules/scores.json")))
+    result: dict[str, float] = {"evaluations": count}
+    for name, values in times.items():
+        result[f"{name}_s"] = round(statistics.median(values), 2)
+    for name in ("warm", "fresh"):
+        result[f"{name}_ratio"] = round(result[f"{name}_s"] / result["no_notebook_s"], 2)
+        result[f"{name}_notebook_median_s"] = round(statistics.median(durations[name]), 3)
+    result["fresh_over_warm"] = round(result["fresh_s"] / result["warm_s"], 2)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("single", "batch", "no-notebook"))
+    parser.add_argument("--only", choices=("single", "batch", "no-notebook", "kernels"))
     parser.add_argument("--repeats", type=int, default=5, help="runs per median (default 5)")
+    parser.add_argument(
+        "--samples",
+        action="store_true",
+        help="kernels on the sample evaluations (runs/*/*) instead of ten copies of demo",
+    )
     args = parser.parse_args()
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as folder:
-        ws = workspace(Path(folder))
+        ws = copy_samples(Path(folder)) if args.samples else workspace(Path(folder))
         if args.only in (None, "single"):
             figures["single"] = bench_single(ws, args.repeats)
             print("single:", figures["single"], flush=True)
@@ -185,9 +235,13 @@ def main() -> None:
         if args.only in (None, "no-notebook"):
             figures["no_notebook"] = bench_no_notebook(ws, args.repeats)
             print("no-notebook:", figures["no_notebook"], flush=True)
+        if args.only in (None, "kernels"):
+            figures["kernels"] = bench_kernels(ws, args.repeats)
+            print("kernels:", figures["kernels"], flush=True)
     results = REPO / "bench/results"
     results.mkdir(exist_ok=True)
-    (results / "batch_bench.json").write_text(json.dumps(figures, indent=2) + "\n")
+    name = "batch_bench_samples.json" if args.samples else "batch_bench.json"
+    (results / name).write_text(json.dumps(figures, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ evaluation is skipped when its outputs are all there, its summary is complete an
 its recorded input hashes, judge, judge model and prompt hash match today's. The
 rest run through :func:`run_task`, which executes the evaluation notebook through
 :func:`evalkit.notebook.execute` (the path ``evalkit run`` takes), one task per
-worker process (``concurrent.futures``) or per Dask task (``--scheduler``). A task
+worker process (``concurrent.futures``) or per Dask task (``--scheduler``), each in a
+kernel forked for it from its worker's warm template (:mod:`evalkit.kernels`; with
+``fresh_kernels``, a new kernel process per notebook, as ``evalkit run`` starts). A task
 never raises: a failing cell, a cell timeout or a dead kernel comes back as a
 failed :class:`Outcome` with its reason, and the batch goes on. With
 ``notebook=False`` the same evaluation runs in-process through the Python API.
@@ -24,7 +26,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +42,6 @@ from .render.mdcell import md_cell
 from .render.verdicts_json import VERDICTS_FILENAME
 from .runplan import RunPlan
 from .runs import list_runs, load_submission
-from .signals import running_task, worker_signals
 from .workspace import Workspace, read_json
 
 INDEX_COLUMNS: tuple[str, ...] = (
@@ -83,6 +84,8 @@ class Settings:
     workspace: Path = field(default_factory=Path.cwd)
     # Replace a record even with a less complete one (more items errored).
     force: bool = False
+    # A new kernel process per notebook, as before warm kernels (evalkit.kernels).
+    fresh_kernels: bool = False
 
     def plan(self, run: str, range_id: str, out_dir: Path | None = None) -> RunPlan:
         """The one evaluation's plan, exactly as ``evalkit run`` would build it."""
@@ -276,6 +279,7 @@ def run_task(task: Task) -> Outcome:
 
 
 def _execute_notebook(task: Task) -> None:
+    from .kernels import worker_pool
     from .notebook import execute
 
     settings = task.settings
@@ -285,6 +289,8 @@ def _execute_notebook(task: Task) -> None:
         cell_timeout=settings.cell_timeout,
         workspace=settings.workspace,
         force=settings.force,
+        # This worker's warm kernels, on a local worker and on a Dask worker alike.
+        kernels=None if settings.fresh_kernels else worker_pool(),
     )
 
 
@@ -335,49 +341,26 @@ def run_local(tasks: Sequence[Task], workers: int, on_outcome: OnOutcome) -> lis
             on_outcome(outcome)
             outcomes.append(outcome)
         return outcomes
-    import multiprocessing
+    from .kernels.workers import local_workers, run
 
     outcomes = []
     # Each worker is a process of its own (and each notebook a kernel of its own), so the
-    # batch survives whatever one evaluation does. forkserver: workers start from a clean
-    # process, not a copy of this one.
-    context = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(
-        max_workers=max(1, workers), mp_context=context, initializer=worker_signals
-    )
-    try:
+    # batch survives whatever one evaluation does. Workers ignore Ctrl-C: on an interrupt,
+    # this process cancels what has not started and stops them (evalkit.kernels.workers).
+    fresh = tasks[0].settings.fresh_kernels
+    with local_workers(max(1, workers), fresh_kernels=fresh) as (pool, interrupt):
         futures: dict[Future[Outcome], Task] = {
-            pool.submit(_run_in_worker, task): task for task in tasks
+            pool.submit(run, run_task, task): task for task in tasks
         }
-        for future in as_completed(futures):
-            outcome = _result(future, futures[future])
-            on_outcome(outcome)
-            outcomes.append(outcome)
-    except KeyboardInterrupt:
-        _stop(pool)
-        raise
-    pool.shutdown()
+        try:
+            for future in as_completed(futures):
+                outcome = _result(future, futures[future])
+                on_outcome(outcome)
+                outcomes.append(outcome)
+        except KeyboardInterrupt:
+            interrupt()
+            raise
     return outcomes
-
-
-def _run_in_worker(task: Task) -> Outcome:
-    """:func:`run_task` in a worker process: SIGTERM unwinds the evaluation (its kernel
-    shut down, its staging folder removed) and ends the worker, which takes no more."""
-    try:
-        with running_task():
-            return run_task(task)
-    except KeyboardInterrupt:
-        os._exit(143)
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and stop every worker, waiting for each to end."""
-    processes = list(pool._processes.values())  # the pool has no public list of them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()  # SIGTERM: the worker unwinds its evaluation (worker_signals)
-    for process in processes:
-        process.join()
 
 
 def _result(future: Future[Outcome], task: Task) -> Outcome:

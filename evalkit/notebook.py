@@ -12,6 +12,7 @@ link, a FIFO a FIFO): evalkit deletes only what it wrote.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -22,12 +23,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import EvalkitError, NotebookError, OutputError
-from .fileio import evaluation_lock, make_folder, write_bytes_atomic
+from .fileio import evaluation_lock, make_folder, write_bytes_atomic, write_text_atomic
+from .kernels.pool import FRESH
 from .runplan import PARENT_PID_ENV, WORKSPACE_ENV, RunPlan
 from .workspace import read_json
+
+if TYPE_CHECKING:
+    from .kernels.pool import KernelPool
 
 NOTEBOOK_NAME = "evaluation.ipynb"
 FAILED_NOTEBOOK_NAME = "evaluation.failed.ipynb"
@@ -102,6 +107,7 @@ def execute(
     workspace: Path | None = None,
     html: bool = True,
     force: bool = False,
+    kernels: KernelPool | None = None,
 ) -> NotebookRun:
     """Run the evaluation notebook for ``plan``; its outputs appear in ``plan.out_dir`` at once.
 
@@ -120,6 +126,7 @@ def execute(
         workspace=workspace,
         html=html,
         keep_complete=not force,
+        kernels=kernels,
     )
 
 
@@ -169,6 +176,7 @@ def execute_notebook(
     workspace: Path | None = None,
     html: bool = True,
     keep_complete: bool = False,
+    kernels: KernelPool | None = None,
 ) -> NotebookRun:
     """Run ``template`` with ``parameters``; its outputs appear in ``out_dir`` all at once.
 
@@ -191,6 +199,10 @@ def execute_notebook(
     local path. With ``html``, the executed notebook is also exported beside it
     (``evaluation.html``) without code cells. With ``progress``, the notebook's
     progress bar is streamed to our terminal as it runs.
+
+    ``kernels`` (a :class:`~evalkit.kernels.KernelPool`) runs the notebook in a kernel
+    forked for this record from the pool's warm template instead of a new kernel process;
+    ``scores.json`` records which in ``meta.execution``.
     """
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -244,6 +256,7 @@ def execute_notebook(
                         kernel_name=kernel_name,
                         cwd=str(workspace or staging),
                         execution_timeout=cell_timeout,
+                        **_kernel_arguments(kernels),
                     )
                     lines.end_line()
             except CellTimeoutError as exc:
@@ -274,6 +287,7 @@ def execute_notebook(
                     f"could not execute the notebook: {_first_line(str(exc))}"
                 ) from exc
             _drop_local_paths(running, record_name)
+            _record_execution(staging, kernels)
             # The notebook shows what the judge said; a key echoed there is redacted too.
             write_bytes_atomic(running, running.read_bytes())
             if warming is not None:
@@ -297,6 +311,36 @@ def execute_notebook(
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return NotebookRun(notebook=out_dir / record_name, out_dir=out_dir)
+
+
+def _kernel_arguments(kernels: KernelPool | None) -> dict[str, Any]:
+    """What papermill hands nbclient for a pool's kernel: the pool's kernel manager, no
+    graceful shutdown (the forked kernel is killed; nothing of it outlives the record), and
+    the engine that writes the notebook when execution starts and ends only."""
+    if kernels is None:
+        return {}
+    from .kernels.engine import ENGINE_NAME
+
+    return {
+        "engine_name": ENGINE_NAME,
+        "kernel_manager_class": kernels.kernel_manager_class(),
+        "shutdown_kernel": "immediate",
+    }
+
+
+def _record_execution(folder: Path, kernels: KernelPool | None) -> None:
+    """``meta.execution`` in the ``scores.json`` the notebook wrote: how its kernel started."""
+    from .render import SCORES_FILENAME, dumps_scores, validate_scores
+
+    scores = folder / SCORES_FILENAME
+    if not scores.is_file():
+        return  # a custom notebook that writes none
+    data = json.loads(scores.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        return  # nor is this evalkit's
+    data["meta"]["execution"] = {"kernel": kernels.kind if kernels is not None else FRESH}
+    validate_scores(data, path=scores)
+    write_text_atomic(scores, dumps_scores(data))
 
 
 def _publish(staging: Path, out_dir: Path, failed: str) -> None:

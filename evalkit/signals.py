@@ -9,22 +9,20 @@ is shut down and its connection file removed, the staging folder removed, the
 evaluation lock released. The command line then exits 130 (SIGINT) or 143
 (SIGTERM), as a shell reports a process those signals ended.
 
-A batch's worker processes take :func:`worker_signals`: they ignore SIGINT (a
-Ctrl-C reaches the whole process group; the batch decides) and stop on SIGTERM:
-within the evaluation they are running, unwinding it as above, or at once when
-idle.
+A batch's worker processes handle their signals in :mod:`evalkit.kernels.workers`:
+they ignore SIGINT (a Ctrl-C reaches the whole process group; the batch decides) and
+stop on SIGTERM, unwinding the record they are running as above.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["Terminated", "exit_code", "running_task", "terminate_as_interrupt", "worker_signals"]
+__all__ = ["Terminated", "exit_code", "terminate_as_interrupt"]
 
 EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM
 
@@ -54,29 +52,3 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-_running = False
-
-
-@contextmanager
-def running_task() -> Iterator[None]:
-    """Mark a worker as running a task: SIGTERM then unwinds it instead of exiting at once."""
-    global _running
-    _running = True
-    try:
-        yield
-    finally:
-        _running = False
-
-
-def _stop_worker(signum: int, frame: FrameType | None) -> None:
-    if _running:
-        raise Terminated()
-    os._exit(EXIT_SIGTERM)  # idle: nothing to clean up, and no traceback to print
-
-
-def worker_signals() -> None:
-    """The signal handling of a batch's worker process (its pool initializer)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop_worker)

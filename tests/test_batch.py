@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
 from evalkit import batch
@@ -198,17 +199,35 @@ def test_no_notebook_then_record_gives_the_same_scores(workspace: Path):
         "penalties",
     }
 
-    recorded = run_evalkit("record", str(folder), cwd=workspace, env=environment())
+    other = evaluation(workspace, "demo", "ssh-miner")
+    other_scores = (other / "scores.json").read_text()
+    recorded = run_evalkit("record", str(folder), str(other), cwd=workspace, env=environment())
     assert recorded.returncode == 0, recorded.stderr
-    assert (folder / "evaluation.html").is_file()
-    assert (folder / "scores.json").read_text() == scores  # same verdicts, same record
-    text = (folder / "evaluation.ipynb").read_text()
-    assert str(workspace) not in text
+    for done, before in ((folder, scores), (other, other_scores)):
+        assert (done / "evaluation.html").is_file()
+        # Same verdicts, same record; the notebook says it ran in a kernel of the warm pool.
+        after = json.loads((done / "scores.json").read_text())
+        assert after["meta"].pop("execution") == {"kernel": "warm"}
+        assert after == json.loads(before)
+        text = (done / "evaluation.ipynb").read_text()
+        assert str(workspace) not in text
 
-    # The notebook batch now finds this one done, and runs the two without a notebook.
+    # The notebook batch now finds these done, and runs the one without a notebook.
     result = run_evalkit("batch", "--runs", "demo", cwd=workspace, env=environment())
     assert result.returncode == 0, result.stderr
-    assert "2 done, 1 skipped" in result.stdout
+    assert "1 done, 2 skipped" in result.stdout
+
+
+def _kernel_templates() -> list[psutil.Process]:
+    """The warm kernel templates among this process's descendants (the Dask workers')."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "evalkit.kernels.template" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
 
 
 def test_batch_on_a_local_dask_cluster(workspace: Path):
@@ -223,6 +242,10 @@ def test_batch_on_a_local_dask_cluster(workspace: Path):
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith("4 evaluations: 4 done")
+        # Each Dask worker process that made a record keeps its own warm template.
+        templates = _kernel_templates()
+        assert 1 <= len(templates) <= 2
+        assert len({template.ppid() for template in templates}) == len(templates)
         again = run_evalkit(
             "batch", "--ranges", "ssh-miner,weak-baseline", "--scheduler",
             cluster.scheduler_address, cwd=workspace, env=environment(),
@@ -232,6 +255,13 @@ def test_batch_on_a_local_dask_cluster(workspace: Path):
     assert {(row["run"], row["range"]) for row in rows} == {
         (run, range_id) for run in ("demo", "demo-b") for range_id in ("ssh-miner", "weak-baseline")
     }
+    for scores in workspace.glob("runs/*/*/evaluations/rules/scores.json"):
+        assert json.loads(scores.read_text())["meta"]["execution"] == {"kernel": "warm"}
+    # The cluster closed: its workers' templates (and any kernel) went with them.
+    deadline = time.monotonic() + 120
+    while _kernel_templates() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _kernel_templates() == []
 
 
 def test_a_less_complete_batch_evaluation_is_kept_aside(workspace: Path):

@@ -81,6 +81,12 @@ def register(commands: Any) -> None:
         " (`evalkit record FOLDER` executes the notebook later from the recorded verdicts)",
     )
     batch.add_argument(
+        "--fresh-kernels",
+        action="store_true",
+        help="start a new kernel process for every notebook, as before warm kernels"
+        " (default: every record's kernel is forked from the batch's warm template)",
+    )
+    batch.add_argument(
         "--cell-timeout",
         type=float,
         metavar="SECONDS",
@@ -123,6 +129,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         with_notebook=not args.no_notebook,
         workspace=workspace.root,
         force=args.force,
+        fresh_kernels=args.fresh_kernels,
     )
     if args.batch_api:
         from ..judges.llm import message_batches

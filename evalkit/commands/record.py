@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..kernels import KernelPool
     from ..runplan import RunPlan
     from ..workspace import Workspace
 
@@ -22,12 +23,19 @@ def register(commands: Any) -> None:
     record.add_argument("--runs-dir", type=Path, metavar="DIR")
     record.add_argument("--notebook", type=Path, metavar="PATH")
     record.add_argument("--cell-timeout", type=float, metavar="SECONDS")
+    record.add_argument(
+        "--fresh-kernels",
+        action="store_true",
+        help="start a new kernel process for every folder (default: fork each folder's kernel"
+        " from one warm template)",
+    )
     record.set_defaults(handler=cmd_record)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
     # Imported on use, as every command module does: each is loaded to build the parser,
     # and `evalkit --help` must not pay for the record's machinery (jsonschema included).
+    from ..kernels import close_worker_pool, worker_pool
     from ..notebook import execute
     from ..verify import locate_workspace
     from ..workspace import Workspace, absolute
@@ -42,12 +50,23 @@ def cmd_record(args: argparse.Namespace) -> int:
             ranges_dir, runs_dir = ranges_dir or found_ranges, runs_dir or found_runs
         workspace = Workspace.find(ranges_dir=ranges_dir, runs_dir=runs_dir, named=[args.notebook])
         plans.append(record_plan(workspace.check_out(folder), workspace, notebook=args.notebook))
-    for plan in plans:
-        result = execute(
-            plan, progress=False, cell_timeout=args.cell_timeout, workspace=plan.runs_dir.parent
-        )
-        notebook = result.notebook
-        print(f"{plan.out_dir}: {notebook.name} and {notebook.with_suffix('.html').name} written")
+    # One warm template for all the folders: each record gets a kernel forked from it.
+    kernels = None if args.fresh_kernels else worker_pool()
+    try:
+        for plan in plans:
+            result = execute(
+                plan,
+                progress=False,
+                cell_timeout=args.cell_timeout,
+                workspace=plan.runs_dir.parent,
+                kernels=kernels,
+            )
+            notebook = result.notebook
+            print(
+                f"{plan.out_dir}: {notebook.name} and {notebook.with_suffix('.html').name} written"
+            )
+    finally:
+        close_worker_pool()
     return 0
 
 
@@ -87,12 +106,14 @@ def record_notebook(
     workspace: Path | None = None,
     notebook: Path | None = None,
     cell_timeout: float | None = None,
+    kernels: KernelPool | None = None,
 ) -> Path:
     """Execute the evaluation notebook for the evaluation recorded in ``folder``, replaying
     its verdicts (nothing is judged again); returns the executed notebook's path.
 
     The notebook rewrites ``scores.json`` and the report from the same verdicts, timestamp
-    and usage, so they come out as they were.
+    and usage, so they come out as they were (``meta.execution`` says how this notebook ran).
+    With ``kernels``, its kernel is forked from that warm pool.
     """
     from ..notebook import execute
     from ..workspace import Workspace
@@ -100,5 +121,7 @@ def record_notebook(
     plan = record_plan(
         Path(folder), Workspace.find(ranges_dir=ranges_dir, runs_dir=runs_dir), notebook=notebook
     )
-    result = execute(plan, progress=False, cell_timeout=cell_timeout, workspace=workspace)
+    result = execute(
+        plan, progress=False, cell_timeout=cell_timeout, workspace=workspace, kernels=kernels
+    )
     return result.notebook

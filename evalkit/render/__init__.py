@@ -78,6 +78,17 @@ def write_outputs(ev: Evaluation, out_dir: str | Path) -> dict[str, Path]:
     return written
 
 
+def warm_up() -> None:
+    """Build what the first evaluation's outputs would otherwise build: the scores.json
+    validator and the report template. A warm kernel template (:mod:`evalkit.kernels`) calls
+    it once, before it forks any record's kernel."""
+    from .markdown import _template
+    from .scores_json import _validator
+
+    _validator()
+    _template()
+
+
 def judgments_jsonl(ev: Evaluation) -> str:
     """The judge's call records, one compact JSON object per line."""
     return "".join(
@@ -108,6 +119,7 @@ __all__ = [
     "to_scores_dict",
     "usage_frame",
     "validate_scores",
+    "warm_up",
     "write_outputs",
     "write_report",
     "write_scores",

@@ -47,6 +47,8 @@ def _exporter() -> Any:
         exclude_input=True,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
+        # The notebook is validated once, after the preprocessors, not after each of them.
+        optimistic_validation=True,
     )
 
 

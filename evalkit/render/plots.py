@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from ..fileio import write_bytes_atomic
 from ..model import (
@@ -129,15 +130,23 @@ def checkpoint_heatmap(ev: Evaluation) -> Figure:
     for tick, item in zip(ax.get_yticklabels(), items, strict=True):
         if item.status == "error":
             tick.set_color("#e65100")
-    # Names on the right, next to the grid: ids on the left stay short and aligned.
-    right = ax.secondary_yaxis("right")
-    right.set_yticks(range(len(items)), labels=[_short(item.name) for item in items])
-    right.tick_params(labelsize=fontsize, length=0)
-    # White cell borders, and a black line between detection and plan sub-scores.
-    ax.set_xticks(np.arange(len(HEATMAP_COLUMNS) + 1) - 0.5, minor=True)
-    ax.set_yticks(np.arange(len(items) + 1) - 0.5, minor=True)
-    ax.grid(which="minor", color="white", linewidth=2)
-    ax.tick_params(which="minor", length=0)
+    # Names on the right, next to the grid: ids on the left stay short and aligned. Placed as
+    # the labels of a right-hand axis would be (its tick pad from the frame), without the
+    # cost of a second axis.
+    beside = blended_transform_factory(ax.transAxes, ax.transData) + ScaledTranslation(
+        plt.rcParams["ytick.major.pad"] / 72, 0, fig.dpi_scale_trans
+    )
+    for row, item in enumerate(items):
+        ax.text(
+            1, row, _short(item.name), transform=beside, fontsize=fontsize,
+            ha="left", va="center_baseline", rotation_mode="default",
+        )  # fmt: skip
+    # White cell borders (drawn as a grid on minor ticks would be, without the ticks), and a
+    # black line between detection and plan sub-scores.
+    for col in range(len(HEATMAP_COLUMNS) + 1):
+        ax.axvline(col - 0.5, color="white", linewidth=2, zorder=1.5)
+    for row in range(len(items) + 1):
+        ax.axhline(row - 0.5, color="white", linewidth=2, zorder=1.5)
     ax.axvline(len(DETECTION_SUBSCORES) - 0.5, color="black", linewidth=1.5)
     ax.set_xlim(-0.5, len(HEATMAP_COLUMNS) - 0.5)
     ax.set_ylim(len(items) - 0.5, -0.5)
