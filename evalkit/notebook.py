@@ -286,7 +286,7 @@ def execute_notebook(
                 raise NotebookError(
                     f"could not execute the notebook: {_first_line(str(exc))}"
                 ) from exc
-            _drop_local_paths(running, record_name)
+            _clean_record(running, record_name)
             _record_execution(staging, kernels)
             # The notebook shows what the judge said; a key echoed there is redacted too.
             write_bytes_atomic(running, running.read_bytes())
@@ -457,9 +457,10 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else "(no message)"
 
 
-def _drop_local_paths(path: Path, record_name: str) -> None:
-    """Papermill records where it read and wrote the notebook, as absolute local paths; the
-    record names the notebook files only."""
+def _clean_record(path: Path, record_name: str) -> None:
+    """The executed notebook as a record: papermill wrote where it read and wrote the
+    notebook as absolute local paths (the record names the notebook files only), and the
+    progress bars' lines are dropped (a stream output left empty goes too)."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
@@ -467,6 +468,17 @@ def _drop_local_paths(path: Path, record_name: str) -> None:
     for key, name in (("input_path", None), ("output_path", record_name)):
         if meta.get(key):
             meta[key] = name or Path(meta[key]).name
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for output in cell.outputs:
+            if output.get("output_type") == "stream":
+                output["text"] = without_progress_bars(output.get("text", ""))
+                if not output["text"]:
+                    continue
+            outputs.append(output)
+        cell.outputs = outputs
     nbformat.write(nb, path)  # type: ignore[no-untyped-call]
 
 
@@ -506,6 +518,24 @@ def _flag_timeout(path: Path, timeout: float | None) -> str:
     return label
 
 
+def is_progress_line(text: str) -> bool:
+    """Whether ``text`` (one line, or its carriage-return updates) is a judging progress bar."""
+    from .pipeline import PROGRESS_PREFIX
+
+    return any(part.startswith(PROGRESS_PREFIX) for part in text.split("\r") if part)
+
+
+def without_progress_bars(text: str) -> str:
+    """``text`` without the lines of a judging progress bar: streamed to the terminal as a
+    record runs, they are no part of the record (a bar's updates are one line, each
+    starting with a carriage return)."""
+    # Split at line feeds only: a carriage return stays inside its line (splitlines would
+    # cut there).
+    lines = text.split("\n")
+    ends = ["\n"] * (len(lines) - 1) + [""]
+    return "".join(line + end for line, end in zip(lines, ends) if not is_progress_line(line))
+
+
 class _ProgressLines:
     """Passes on the notebook's progress bar, which it prints on stdout (so the record shows
     it as text, not as an error block), and nothing else of its stdout."""
@@ -515,7 +545,7 @@ class _ProgressLines:
         self.mid_line = False  # a bar was written and its line not ended yet
 
     def write(self, text: str) -> None:
-        if text.lstrip("\r").startswith("judging "):
+        if is_progress_line(text):
             self.terminal.write(text)
             self.mid_line = not text.endswith("\n")
         elif self.mid_line and text.startswith("\n"):

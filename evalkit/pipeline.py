@@ -25,6 +25,9 @@ from .screening import screen
 from .stability import stability_of
 
 T = TypeVar("T")
+# Every progress bar's line starts with this: the notebook runner streams those lines to
+# the terminal and keeps them out of the record (evalkit.notebook).
+PROGRESS_PREFIX = "judging "
 
 
 def utc_timestamp(now: datetime | None = None) -> str:
@@ -90,7 +93,7 @@ def evaluate(
     if submission.range_id != rng.id:
         raise RunError(f"submission is for range {submission.range_id!r}, not {rng.id!r}")
     on_item_done = (
-        _progress_bar(len(rng.checkpoints), f"judging {rng.id} ({judge.info.name})")
+        _progress_bar(len(rng.checkpoints), f"{PROGRESS_PREFIX}{rng.id} ({judge.info.name})")
         if progress
         else None
     )

@@ -66,6 +66,9 @@ def test_the_html_record_reads_at_1280px_with_everything_in_it(workspace: Path, 
     assert "<script src=" not in text  # self-contained: nothing fetched from the network
     assert "evalkit.load_range" not in text  # code cells are left out
     assert "output_stderr" not in text  # progress is not shown as an error block
+    # Nor kept at all: the bar was streamed to the terminal; the record has no bar line.
+    assert "item/s" not in text and "judging ssh-miner" not in text
+    assert "judging ssh-miner" not in run.notebook.read_text(encoding="utf-8")
 
     page = tmp_path / "page.html"
     page.write_text(text.replace("</body>", MEASURE + "</body>"), encoding="utf-8")

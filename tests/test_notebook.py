@@ -218,3 +218,20 @@ def test_the_streamed_progress_bar_ends_its_line_before_the_summary():
     print("ssh-miner: detection ...", file=terminal)
     assert terminal.getvalue().splitlines()[-1] == "ssh-miner: detection ..."
     assert terminal.getvalue().count("\n") == 2
+
+
+def test_the_record_keeps_no_progress_bar_line_and_everything_else():
+    from evalkit.notebook import without_progress_bars
+
+    streamed = (
+        "loaded 8 checkpoints\n"
+        "\rjudging ssh-miner (rules):   0%|          | 0/8 [00:00<?, ?item/s]"
+        "\rjudging ssh-miner (rules): 100%|##########| 8/8 [00:00<00:00, 99.0item/s, CHK-08]\n"
+        "a line that mentions judging in the middle\n"
+        "last line without a break"
+    )
+    assert without_progress_bars(streamed) == (
+        "loaded 8 checkpoints\na line that mentions judging in the middle\n"
+        "last line without a break"
+    )
+    assert without_progress_bars("\rjudging x (rules): 50%| 1/2") == ""

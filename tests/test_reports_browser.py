@@ -46,6 +46,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_the_page_reads_at_1280px(pages: dict[str, Path], name: str, tmp_path: Path) -> None:
     text = pages[name].read_text(encoding="utf-8")
     assert "output_stderr" not in text  # no progress bar (or any output) as an error block
+    assert "item/s" not in text  # nor any progress bar line at all: the record keeps none
     page = tmp_path / "page.html"
     page.write_text(text.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
     dom = render_in_chromium(page, tmp_path / "profile")
