@@ -533,7 +533,8 @@ def without_progress_bars(text: str) -> str:
     # cut there).
     lines = text.split("\n")
     ends = ["\n"] * (len(lines) - 1) + [""]
-    return "".join(line + end for line, end in zip(lines, ends) if not is_progress_line(line))
+    kept = (line + end for line, end in zip(lines, ends, strict=True))
+    return "".join(line for line in kept if not is_progress_line(line))
 
 
 class _ProgressLines:

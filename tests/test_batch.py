@@ -216,6 +216,9 @@ def test_no_notebook_then_record_gives_the_same_scores(workspace: Path):
     result = run_evalkit("batch", "--runs", "demo", cwd=workspace, env=environment())
     assert result.returncode == 0, result.stderr
     assert "1 done, 2 skipped" in result.stdout
+    # The bar (and so its rate) counts the one evaluation run; the skipped are in its counts.
+    assert "| 1/1 [" in result.stderr and "/3 [" not in result.stderr
+    assert "skipped=2" in result.stderr
 
 
 def _kernel_templates() -> list[psutil.Process]:

@@ -152,8 +152,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
         )
         print(summary.line())
 
+    # The bar counts the evaluations that run, so its rate is theirs: what was skipped or
+    # failed before any work is in its counts only.
     bar = tqdm(
-        total=len(pairs),
+        total=len(plan.todo),
         desc="batch",
         unit="eval",
         file=sys.stderr,
@@ -161,7 +163,6 @@ def cmd_batch(args: argparse.Namespace) -> int:
         dynamic_ncols=True,
     )
     counts = {"done": 0, "skipped": len(plan.skipped), "failed": len(plan.failed)}
-    bar.update(len(plan.skipped) + len(plan.failed))
     bar.set_postfix(counts, refresh=True)
 
     finished: list[batch.Outcome] = []

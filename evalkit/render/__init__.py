@@ -82,7 +82,7 @@ def warm_up() -> None:
     """Build what the first evaluation's outputs would otherwise build: the scores.json
     validator and the report template. A warm kernel template (:mod:`evalkit.kernels`) calls
     it once, before it forks any record's kernel."""
-    from .markdown import _template
+    from .report_markdown import _template
     from .scores_json import _validator
 
     _validator()
