@@ -4,7 +4,7 @@ Layout (see ``checklist-format.md``)::
 
     runs/<run_id>/<range>/<report>.md          analysis report (kind "report")
     runs/<run_id>/<range>/remediation-plan.md  remediation plan (kind "plan")
-    runs/<run_id>/run.yaml                     optional: model_under_test, notes
+    runs/<run_id>/run.yaml                     optional: model_under_test, notes, purpose
 
 Anything missing, empty, not UTF-8 or malformed is a :class:`RunError` naming
 the file (and the line, for run.yaml), because scoring an absent document as
@@ -21,15 +21,28 @@ from yaml import ScalarNode
 
 from .bounded import check_name, compose_yaml, parse_yaml
 from .checklist import natural_key
-from .errors import RunError
+from .errors import EvalkitError, RunError
 from .fileio import confined, is_outside, read_confined
 from .model import PLAN_FILENAME, Document, Range, SourceName, Submission
 from .text.fold import fold
 from .workspace import POINT_ELSEWHERE
 
-__all__ = ["DEFAULT_MAX_DOCUMENT_BYTES", "RUN_FILENAME", "list_runs", "load_submission"]
+__all__ = [
+    "DEFAULT_MAX_DOCUMENT_BYTES",
+    "AGENT",
+    "GOLD",
+    "PURPOSES",
+    "RUN_FILENAME",
+    "list_runs",
+    "load_submission",
+    "run_purpose",
+]
 
 RUN_FILENAME = "run.yaml"
+# run.yaml's purpose: an agent's work (the default), or gold pairs written to measure
+# judges, which no leaderboard ranks among agents.
+AGENT, GOLD = "agent", "gold"
+PURPOSES = (AGENT, GOLD)
 
 
 def list_runs(runs_dir: str | Path) -> list[str]:
@@ -103,6 +116,18 @@ def load_submission(
     )
 
 
+def run_purpose(runs_dir: str | Path, run_id: str) -> str:
+    """The run's ``purpose`` in its run.yaml: ``agent`` (also when there is no run.yaml, or
+    it cannot be read: its evaluations then fail with the reason) or ``gold``."""
+    run_yaml = Path(runs_dir) / run_id / RUN_FILENAME
+    try:
+        check_name(run_id, "run id", error=RunError)
+        meta = _read_run_yaml(run_yaml, _Reader(Path(runs_dir), allow_outside=False))
+    except (EvalkitError, OSError):
+        return AGENT
+    return meta.get("purpose") or AGENT
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -165,7 +190,8 @@ def _read_document(kind: SourceName, path: Path, max_bytes: int, reader: _Reader
 
 
 def _read_run_yaml(path: Path, reader: _Reader) -> dict[str, str | None]:
-    """``model_under_test`` and ``notes`` from run.yaml; ``{}`` when there is none."""
+    """``model_under_test``, ``notes`` and ``purpose`` from run.yaml; ``{}`` when there is
+    none."""
     if not path.exists():
         return {}
     text, _ = _read_text(path, RUN_FILENAME, reader)
@@ -184,7 +210,7 @@ def _read_run_yaml(path: Path, reader: _Reader) -> dict[str, str | None]:
         key.value: key.start_mark.line + 1 for key, _ in root.value if isinstance(key, ScalarNode)
     }
     meta: dict[str, str | None] = {}
-    for key in ("model_under_test", "notes"):
+    for key in ("model_under_test", "notes", "purpose"):
         value = data.get(key)
         if value is not None and not isinstance(value, str):
             raise RunError(
@@ -193,4 +219,10 @@ def _read_run_yaml(path: Path, reader: _Reader) -> dict[str, str | None]:
                 line=key_lines.get(key),
             )
         meta[key] = _blank_to_none(value)
+    if meta["purpose"] not in (None, *PURPOSES):
+        raise RunError(
+            f"purpose must be {' or '.join(PURPOSES)}, not {meta['purpose']!r}",
+            path=path,
+            line=key_lines.get("purpose"),
+        )
     return meta

@@ -66,6 +66,36 @@ def test_leaderboard_keeps_detection_and_plan_apart():
     assert "| 2 | b | unknown | 1 | 50.0 | 100.0 | r1: Blind fix | yes |" in text
 
 
+def test_gold_pairs_are_listed_apart_and_never_ranked_among_agents():
+    # Issue 19: the hard gold pairs (model "unknown") ranked first among the agents.
+    rows = [
+        dict(run="hard", range="r1", judge="rules", model="rules-v1", detection_pct=100.0,
+             plan_pct=100.0, mode="All-round", complete=True, model_under_test=None,
+             purpose="gold"),
+        dict(run="a", range="r1", judge="rules", model="rules-v1", detection_pct=90.0,
+             plan_pct=10.0, mode="Plan bottleneck", complete=True, model_under_test="m1",
+             purpose="agent"),
+    ]  # fmt: skip
+    text = batch.leaderboard_markdown(rows)
+    assert "| 1 | a | m1 |" in text
+    ranks = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")]
+    assert "2" not in ranks
+    apart = text.index("Gold pairs, not ranked:")
+    assert text.index("| gold | hard | unknown |") > apart > text.index("| 1 | a |")
+
+
+def test_the_shipped_hard_gold_pairs_stay_off_the_agents_ranking(workspace: Path):
+    shutil.copytree(REPO / "runs/hard", workspace / "runs/hard")
+    result = run_evalkit(
+        "batch", "--runs", "demo,hard", "--no-notebook", "--quiet", cwd=workspace,
+        env=environment(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    text = (workspace / "runs/leaderboard.md").read_text()
+    assert "| 1 | demo | claude-sonnet-4-5 |" in text
+    assert text.index("| gold | hard | unknown |") > text.index("Gold pairs, not ranked:")
+
+
 def test_leaderboard_shows_a_bootstrap_interval_over_checkpoints():
     def row(range_id: str, detection: list, plan: list, det: float, pln: float) -> dict:
         scores = {"detection": detection, "plan": plan}

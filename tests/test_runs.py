@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.errors import RunError
 from evalkit.model import Checkpoint, Range
-from evalkit.runs import list_runs, load_submission
+from evalkit.runs import list_runs, load_submission, run_purpose
 
 RANGE = Range(
     id="ssh-miner",
@@ -278,3 +278,18 @@ def test_links_inside_the_runs_folder_are_fine_and_outside_can_be_allowed(tmp_pa
     sub = load_submission(runs, "run-1", RANGE, allow_outside_inputs=True)
     assert sub.inputs_outside
     assert sub.report.text.startswith("# Report")
+
+
+def test_run_yaml_purpose_says_gold_pairs_apart_from_agents(tmp_path):
+    _make_run(tmp_path, run_yaml="purpose: gold\n")
+    assert run_purpose(tmp_path, "run-1") == "gold"
+    _make_run(tmp_path, run_id="run-2")  # no run.yaml: an agent's run
+    assert run_purpose(tmp_path, "run-2") == "agent"
+    assert run_purpose(tmp_path, "../elsewhere") == "agent"
+
+
+def test_an_unknown_purpose_is_bad_input_at_its_line(tmp_path):
+    _make_run(tmp_path, run_yaml="notes: x\npurpose: golden\n")
+    with pytest.raises(RunError, match="purpose must be agent or gold, not 'golden'") as info:
+        load_submission(tmp_path, "run-1", RANGE)
+    assert info.value.line == 2
