@@ -137,3 +137,19 @@ def test_outputs_are_written(baseline: Path, tmp_path: Path):
     assert "## Leaderboard" in paths["report"].read_text()
     for name in ("delta_bars", "slope_chart"):
         assert paths[name].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_command_keeps_its_lock_inside_the_folder_it_writes(baseline: Path, tmp_path: Path):
+    # Issue 19: compare left .comparison.lock in the repository root it ran from.
+    import os
+
+    from tests.samples import run_evalkit
+
+    other = variant(baseline, tmp_path / "new")
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_WORKSPACE"}
+    result = run_evalkit(
+        "compare", str(baseline), str(other), "--out", "cmp", cwd=tmp_path, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".lock")]
+    assert (tmp_path / "cmp/.evalkit.lock").exists()

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .transport import HTTP_LOG, Answer, TransportError, retry_after_seconds
+from .transport import HTTP_LOG, Answer, SDKClient, TransportError, retry_after_seconds
 from .verdict import StopReason, clip
 
 if TYPE_CHECKING:  # the SDK is imported lazily: building a judge needs no network stack
@@ -178,7 +178,7 @@ def _describe_status(exc: Any) -> str:
     return f"HTTP {exc.status_code} {kind}: {clip(str(detail), 300)}"
 
 
-class AnthropicTransport:
+class AnthropicTransport(SDKClient):
     judge_name = "claude"
     key_env: str | None = API_KEY_ENV
     key_purpose = "judge with Claude"
@@ -192,13 +192,11 @@ class AnthropicTransport:
         base_url: str | None = None,
         client: AsyncAnthropic | None = None,
     ) -> None:
+        super().__init__(client)
         self.model = model
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.base_url = base_url
-        self._given = client
-        self._client: Any = None
-        self._owned = False
 
     def build_request(
         self, *, max_tokens: int, system: str, documents: str, item: str, schema: Mapping[str, Any]
@@ -232,29 +230,23 @@ class AnthropicTransport:
     def stop_hint(self, message: str) -> str:
         return message  # already worded by stop_message
 
-    async def open(self) -> None:
-        if self._given is not None:
-            # A copy with this judge's retries, timeout and HTTP observer (appended after the
-            # caller's own middleware). It shares the caller's connection pool: not ours to close.
-            client = self._given.with_options(max_retries=self.max_retries, timeout=self.timeout_s)
-            self._client, self._owned = client.with_middleware(_observe_http), False
-            return
+    def adopt(self, given: Any) -> Any:
+        # A copy with this judge's retries, timeout and HTTP observer (appended after the
+        # caller's own middleware). It shares the caller's connection pool: not ours to close.
+        client = given.with_options(max_retries=self.max_retries, timeout=self.timeout_s)
+        return client.with_middleware(_observe_http)
+
+    def make_client(self) -> Any:
         from anthropic import AsyncAnthropic
 
         # No api_key argument: the SDK reads ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL when
         # base_url is None) itself, so the key never passes through evalkit.
-        self._client = AsyncAnthropic(
+        return AsyncAnthropic(
             base_url=self.base_url,
             max_retries=self.max_retries,
             timeout=self.timeout_s,
             middleware=[_observe_http],
         )
-        self._owned = True
-
-    async def close(self) -> None:
-        if self._owned and self._client is not None:
-            await self._client.close()
-        self._client, self._owned = None, False
 
     async def send(self, body: Mapping[str, Any]) -> Answer:
         from anthropic import (

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ...errors import JudgeError, JudgeInputError
-from .transport import Answer, TransportError, key_value, retry_after_seconds
+from .transport import Answer, SDKClient, TransportError, key_value, retry_after_seconds
 from .verdict import StopReason, clip
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -108,7 +108,7 @@ def answer_of(raw: Mapping[str, Any]) -> Answer:
     )
 
 
-class OpenAICompatTransport:
+class OpenAICompatTransport(SDKClient):
     judge_name = "openai-compatible"
     key_env: str | None = API_KEY_ENV
     key_purpose = "judge with an OpenAI-compatible server (not needed for a local --base-url)"
@@ -123,12 +123,10 @@ class OpenAICompatTransport:
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise JudgeInputError("openai-compatible judge: model must be a non-empty model id")
+        super().__init__(client)
         self.model = model
         self.base_url = base_url or None
         self.timeout_s = float(timeout_s)
-        self._given = client
-        self._client: Any = None
-        self._owned = False
 
     def build_request(
         self, *, max_tokens: int, system: str, documents: str, item: str, schema: Mapping[str, Any]
@@ -177,23 +175,14 @@ class OpenAICompatTransport:
     def stop_hint(self, message: str) -> str:
         return message
 
-    async def open(self) -> None:
-        if self._given is not None:
-            self._client, self._owned = self._given, False
-            return
+    def make_client(self) -> Any:
         openai = _import_openai()
         key = key_value(API_KEY_ENV)
         if key is None and is_local(self.base_url):
             key = LOCAL_PLACEHOLDER_KEY
-        self._client = openai.AsyncOpenAI(
+        return openai.AsyncOpenAI(
             api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s
         )
-        self._owned = True
-
-    async def close(self) -> None:
-        if self._owned and self._client is not None:
-            await self._client.close()
-        self._client, self._owned = None, False
 
     async def send(self, body: Mapping[str, Any]) -> Answer:
         openai = _import_openai()

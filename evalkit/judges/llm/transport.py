@@ -96,6 +96,36 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
+class SDKClient:
+    """The SDK client a transport sends with: one it was given (the caller's, adopted and
+    never closed here) or one it made at :meth:`open` (its own, closed at :meth:`close`).
+    A transport names how it adopts and how it makes one."""
+
+    def __init__(self, given: Any = None) -> None:
+        self._given = given
+        self._client: Any = None
+        self._owned = False
+
+    def adopt(self, given: Any) -> Any:
+        """The client to send with, from the caller's ``given`` one."""
+        return given
+
+    def make_client(self) -> Any:
+        """A client of this transport's own, when none was given."""
+        raise NotImplementedError
+
+    async def open(self) -> None:
+        if self._given is not None:
+            self._client, self._owned = self.adopt(self._given), False
+        else:
+            self._client, self._owned = self.make_client(), True
+
+    async def close(self) -> None:
+        if self._owned and self._client is not None:
+            await self._client.close()
+        self._client, self._owned = None, False
+
+
 def key_value(env: str | None) -> str | None:
     if env is None:
         return None
