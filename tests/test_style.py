@@ -63,3 +63,16 @@ def test_the_project_stands_alone():
         and any(mark in path.read_text(encoding="utf-8", errors="ignore") for mark in outside)
     ]
     assert offenders == []
+
+
+def test_the_readme_says_once_how_evalkit_is_reached_then_uses_one_form():
+    """Issue 19: the README mixed `.venv/bin/evalkit` and a bare `evalkit`, which a fresh
+    shell does not find. The set-up commands name the environment; one paragraph then says
+    how the bare form is reached, and every later command uses it."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    said = text.index("source .venv/bin/activate")
+    after = text[said:].split("\n", 1)[1]
+    assert ".venv/bin/evalkit" not in after and ".venv/bin/python" not in after
+    assert text[:said].count("```sh") == 2  # only the two set-up commands before it
+    for doc in (REPO / "docs").glob("*.md"):
+        assert ".venv/bin/evalkit" not in doc.read_text(encoding="utf-8"), doc.name
