@@ -320,10 +320,11 @@ def _kernel_arguments(kernels: KernelPool | None) -> dict[str, Any]:
     if kernels is None:
         return {}
     from .kernels.engine import ENGINE_NAME
+    from .kernels.provisioner import manager_for
 
     return {
         "engine_name": ENGINE_NAME,
-        "kernel_manager_class": kernels.kernel_manager_class(),
+        "kernel_manager_class": manager_for(kernels),
         "shutdown_kernel": "immediate",
     }
 

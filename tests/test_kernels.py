@@ -18,7 +18,7 @@ from jupyter_client.manager import AsyncKernelManager
 from evalkit.errors import NotebookError
 from evalkit.kernels import KernelPool
 from evalkit.kernels.pool import shared_template
-from evalkit.kernels.provisioner import ipykernel_arguments
+from evalkit.kernels.provisioner import ipykernel_arguments, manager_for
 
 DEADLINE_S = 60  # how long a process may take to go, before the test says it stayed
 
@@ -66,7 +66,7 @@ async def run_code(manager: AsyncKernelManager, code: str) -> str:
 
 
 async def start(pool: KernelPool, tmp_path: Path, **env: str) -> AsyncKernelManager:
-    manager = pool.kernel_manager_class()(kernel_name="python3")
+    manager = manager_for(pool)(kernel_name="python3")
     await manager.start_kernel(env={**os.environ, **env}, cwd=str(tmp_path))
     return manager
 
@@ -100,6 +100,11 @@ def test_the_template_will_not_fork_a_process_with_threads_or_a_zmq_context():
             print(exc)
         stop.set()
         thread.join()
+        # join() returns before the OS has reaped the thread: wait until it is gone.
+        import time
+        deadline = time.monotonic() + 10
+        while template._os_threads() > allowed and time.monotonic() < deadline:
+            time.sleep(0.01)
         context = zmq.Context.instance()
         try:
             template.check_forkable(allowed)
@@ -239,10 +244,11 @@ def test_everything_goes_when_the_pools_process_is_killed(tmp_path):
         """
         import asyncio, os, sys
         from evalkit.kernels import KernelPool
+        from evalkit.kernels.provisioner import manager_for
 
         async def main():
             pool = KernelPool()
-            manager = pool.kernel_manager_class()(kernel_name="python3")
+            manager = manager_for(pool)(kernel_name="python3")
             await manager.start_kernel()
             client = manager.client()
             client.start_channels()

@@ -119,7 +119,6 @@ class KernelPool:
         self._closed = False
         # Reuse mode only: the one kernel every record gets, and its connection info.
         self.reused: tuple[ForkedKernel, dict[str, Any]] | None = None
-        self._manager_class: type | None = None
 
     # ----------------------------------------------------------------- template
 
@@ -295,15 +294,6 @@ class KernelPool:
             return [pid for pid, kernel in self._live.items() if kernel.running()]
 
     # ----------------------------------------------------------------- the whole pool
-
-    def kernel_manager_class(self) -> type:
-        """The jupyter_client kernel manager that starts kernels from this pool."""
-        with self._lock:
-            if self._manager_class is None:
-                from .provisioner import manager_for
-
-                self._manager_class = manager_for(self)
-            return self._manager_class
 
     def close(self) -> None:
         """Kill every kernel of the pool and stop the template; safe to call twice."""

@@ -18,8 +18,10 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
+import weakref
 from queue import Empty
 from typing import TYPE_CHECKING, Any
 
@@ -191,6 +193,18 @@ class WarmKernelManager(AsyncKernelManager):
         return result
 
 
+_MANAGERS: weakref.WeakKeyDictionary[KernelPool, type[WarmKernelManager]] = (
+    weakref.WeakKeyDictionary()
+)
+_MANAGERS_LOCK = threading.Lock()
+
+
 def manager_for(pool: KernelPool) -> type[WarmKernelManager]:
-    """A WarmKernelManager class bound to ``pool`` (nbclient takes a class, not an object)."""
-    return type("WarmKernelManager", (WarmKernelManager,), {"pool": pool})
+    """The WarmKernelManager class bound to ``pool`` (nbclient takes a class, not an
+    object): one per pool."""
+    with _MANAGERS_LOCK:
+        manager = _MANAGERS.get(pool)
+        if manager is None:
+            manager = type("WarmKernelManager", (WarmKernelManager,), {"pool": pool})
+            _MANAGERS[pool] = manager
+        return manager
