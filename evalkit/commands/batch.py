@@ -132,19 +132,19 @@ def cmd_batch(args: argparse.Namespace) -> int:
         fresh_kernels=args.fresh_kernels,
     )
     if args.batch_api:
-        from ..judges.llm import message_batches
+        from ..judges.llm import anthropic_batches
 
         if args.batch_poll_interval < 0:
             raise EvalkitError("--batch-poll-interval must be >= 0")
-        message_batches.batch_judge(settings.judge)  # refuses any other judge before any work
+        anthropic_batches.batch_judge(settings.judge)  # refuses any other judge before any work
     pairs = batch.select_pairs(
         workspace.runs_dir, workspace.ranges_dir, _globs(args.runs), _globs(args.ranges)
     )
     plan = batch.plan_batch(settings, pairs, force=args.force)
     if args.batch_api and plan.todo:
-        judge = message_batches.batch_judge(settings.judge)
-        requests = message_batches.collect_requests(judge, batch.inputs_of(settings, plan.todo))
-        summary = message_batches.fill_cache(
+        judge = anthropic_batches.batch_judge(settings.judge)
+        requests = anthropic_batches.collect_requests(judge, batch.inputs_of(settings, plan.todo))
+        summary = anthropic_batches.fill_cache(
             judge,
             requests,
             poll_interval_s=args.batch_poll_interval,

@@ -19,7 +19,7 @@ import pytest
 from evalkit.checklist import load_range
 from evalkit.errors import JudgeError
 from evalkit.judges.claude import ClaudeJudge
-from evalkit.judges.llm import message_batches
+from evalkit.judges.llm import anthropic_batches
 from evalkit.judges.llm.cache import ResponseCache
 from evalkit.judges.llm.pricing import BATCH_DISCOUNT, cost_usd
 from evalkit.judges.llm.runner import BATCH_SOURCE, PendingRequest
@@ -77,9 +77,9 @@ def client_for(api: FakeMessagesAPI) -> anthropic.Anthropic:
     return anthropic.Anthropic(api_key=KEY, base_url=api.url, max_retries=0)
 
 
-def fill(judge: ClaudeJudge, api: FakeMessagesAPI, **options: Any) -> message_batches.Summary:
+def fill(judge: ClaudeJudge, api: FakeMessagesAPI, **options: Any) -> anthropic_batches.Summary:
     rng, submission = inputs()
-    return message_batches.fill_cache(
+    return anthropic_batches.fill_cache(
         judge,
         judge.pending_requests(rng, submission),
         client=client_for(api),
@@ -98,24 +98,24 @@ def request(key: str, text: str = "x") -> PendingRequest:
 
 def test_split_cuts_at_the_count_limit():
     requests = [request(f"k{i}") for i in range(7)]
-    batches = message_batches.split_requests(requests, max_count=3, max_bytes=10**6)
+    batches = anthropic_batches.split_requests(requests, max_count=3, max_bytes=10**6)
     assert [len(b) for b in batches] == [3, 3, 1]
     assert [r for b in batches for r in b] == requests  # order kept, nothing lost
 
 
 def test_split_cuts_at_the_size_limit_and_refuses_a_request_too_big_for_any_batch():
     requests = [request(f"k{i}", "y" * 100) for i in range(5)]
-    size = message_batches.request_size(requests[0])
-    batches = message_batches.split_requests(requests, max_count=100, max_bytes=2 * size + 1)
+    size = anthropic_batches.request_size(requests[0])
+    batches = anthropic_batches.split_requests(requests, max_count=100, max_bytes=2 * size + 1)
     assert [len(b) for b in batches] == [2, 2, 1]
-    assert all(sum(map(message_batches.request_size, b)) <= 2 * size + 1 for b in batches)
+    assert all(sum(map(anthropic_batches.request_size, b)) <= 2 * size + 1 for b in batches)
     with pytest.raises(JudgeError, match="above the"):
-        message_batches.split_requests(requests, max_bytes=size - 1)
+        anthropic_batches.split_requests(requests, max_bytes=size - 1)
 
 
 def test_the_api_limits_are_the_documented_ones():
-    assert message_batches.MAX_REQUESTS_PER_BATCH == 100_000
-    assert message_batches.MAX_BATCH_BYTES == 256 * 1024 * 1024
+    assert anthropic_batches.MAX_REQUESTS_PER_BATCH == 100_000
+    assert anthropic_batches.MAX_BATCH_BYTES == 256 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------- the pass
@@ -219,13 +219,13 @@ def test_an_interrupted_pass_resumes_its_batches_by_id(tmp_path, key):
         judge = judge_for(api, tmp_path / "cache")
         with pytest.raises(JudgeError, match="Interrupted"):
             fill(judge, api, sleep=stop)
-        [batch_id] = message_batches.open_batches(judge.response_cache())
+        [batch_id] = anthropic_batches.open_batches(judge.response_cache())
         summary = fill(judge, api)
         assert len(api.batch_creates) == 1  # nothing submitted twice
     assert summary.submitted == 0 and summary.resumed == summary.requests > 0
     assert summary.batch_ids == [batch_id]
     assert summary.counts["succeeded"] == summary.requests
-    assert message_batches.open_batches(judge.response_cache()) == {}
+    assert anthropic_batches.open_batches(judge.response_cache()) == {}
 
 
 # --------------------------------------------------------------------------- the CLI
@@ -285,11 +285,11 @@ def test_a_journalled_batch_the_api_no_longer_knows_is_submitted_again(tmp_path,
         judge = judge_for(api, tmp_path / "cache")
         rng, submission = inputs()
         keys = [p.key for p in judge.pending_requests(rng, submission)]
-        journal = tmp_path / "cache" / message_batches.JOURNAL_FOLDER / "msgbatch_gone.json"
+        journal = tmp_path / "cache" / anthropic_batches.JOURNAL_FOLDER / "msgbatch_gone.json"
         journal.parent.mkdir(parents=True)
         journal.write_text(json.dumps({"batch_id": "msgbatch_gone", "custom_ids": keys}))
         summary = fill(judge, api)
         assert len(api.batch_creates) == 1
     assert summary.resumed == 0 and summary.submitted == len(keys)
     assert summary.counts["succeeded"] == len(keys)
-    assert message_batches.open_batches(judge.response_cache()) == {}
+    assert anthropic_batches.open_batches(judge.response_cache()) == {}
