@@ -476,8 +476,8 @@ def _clean_record(path: Path, record_name: str) -> None:
         for output in cell.outputs:
             if output.get("output_type") == "stream":
                 output["text"] = without_progress_bars(output.get("text", ""))
-                if not output["text"]:
-                    continue
+                if not output["text"].strip():
+                    continue  # nothing left but the bar's own line break
             outputs.append(output)
         cell.outputs = outputs
     nbformat.write(nb, path)  # type: ignore[no-untyped-call]
