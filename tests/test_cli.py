@@ -292,3 +292,45 @@ def test_run_prints_the_misspelt_field_warning_validate_prints(tmp_path: Path):
         "unknown field 'Indicatrs'" in warnings[0] and "did you mean 'Indicators'?" in warnings[0]
     )
     assert "ranges/weak-baseline/checklist.md:" in warnings[0]
+
+
+# What `evalkit run` does in its own process, counted by the profiler (nothing replaced).
+_COUNT_CALLS = """
+import cProfile, json, pstats, sys
+from evalkit.cli import main
+profile = cProfile.Profile()
+profile.enable()
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+profile.disable()
+wanted = {("judges/registry.py", "make_judge"), ("prepare.py", "load_inputs"),
+          ("checklist.py", "load_range"), ("runs.py", "load_submission")}
+counts = {}
+for (file, _, name), (_, calls, *_) in pstats.Stats(profile).stats.items():
+    for where, function in wanted:
+        if file.endswith("evalkit/" + where) and name == function:
+            counts[function] = counts.get(function, 0) + calls
+print(json.dumps(counts))
+"""
+
+
+def test_run_builds_its_judge_once_and_reads_its_inputs_once(tmp_path: Path):
+    # Issue 19: an LLM judge was built 3 times on run's path (once only to name the output
+    # folder) and the inputs were read twice. A local server needs no key; none answers.
+    import sys
+
+    copy_samples(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-c", _COUNT_CALLS, "run", "--run", "demo", "--range", "ssh-miner",
+         "--judge", "openai-compatible", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+         "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "EVALKIT_WORKSPACE"},
+    )  # fmt: skip
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    # make_judge: every judge is built through it (before JudgeConfig: twice in this process).
+    assert counts == {"make_judge": 1, "load_inputs": 1, "load_range": 1, "load_submission": 1}, (
+        result.stderr
+    )
