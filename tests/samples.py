@@ -32,6 +32,15 @@ def evalkit_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "evalkit"]
 
 
+def sigint_as_in_a_terminal() -> None:
+    """A child's ``preexec_fn``: SIGINT back to its default. A shell starts a background job
+    (``pytest &``) with SIGINT ignored and every process inherits that, so a command under
+    test would never see the Ctrl-C a test sends it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_evalkit(
     *args: str, cwd: Path, env: Mapping[str, str], timeout: float = 600
 ) -> subprocess.CompletedProcess:

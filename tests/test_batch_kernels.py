@@ -18,7 +18,7 @@ import nbformat
 import psutil
 import pytest
 
-from tests.samples import REPO, copy_samples, evalkit_command, run_evalkit
+from tests.samples import REPO, copy_samples, evalkit_command, run_evalkit, sigint_as_in_a_terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -108,6 +108,7 @@ def start_batch(workspace: Path, *args: str, env: dict[str, str]) -> Watched:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # as from a terminal: its own group, which Ctrl-C reaches
+        preexec_fn=sigint_as_in_a_terminal,
     )
     return Watched(process)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.samples import REPO, clean_env, copy_samples, evalkit_command
+from tests.samples import REPO, clean_env, copy_samples, evalkit_command, sigint_as_in_a_terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -88,6 +88,7 @@ def _interrupt(tmp_path: Path, signum: int, *args: str) -> tuple[Path, int, str,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         _wait_until(lambda: any(started.iterdir()) or process.poll() is not None, "a start")
