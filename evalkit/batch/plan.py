@@ -43,7 +43,7 @@ class Settings:
     cell_timeout: float | None = None
     with_notebook: bool = True
     workspace: Path = field(default_factory=Path.cwd)
-    # Replace a record even with a less complete one (more items errored).
+    # Run every pair, done or not, and replace a record even with a less complete one.
     force: bool = False
     # A new kernel process per notebook, as before warm kernels (evalkit.kernels).
     fresh_kernels: bool = False
@@ -148,9 +148,7 @@ def _recorded_matches(
         return False
 
 
-def plan_batch(
-    settings: Settings, pairs: Iterable[tuple[str, str]], *, force: bool = False
-) -> BatchPlan:
+def plan_batch(settings: Settings, pairs: Iterable[tuple[str, str]]) -> BatchPlan:
     """Check every pair's inputs and sort the pairs into to-do, already done, and unreadable.
 
     A judge that can tell it cannot run at all (``preflight``) stops the batch here,
@@ -190,7 +188,7 @@ def plan_batch(
             "evaluator_model": info.evaluator_model,
             "prompt_sha256": info.prompt_sha256,
         }
-        if not force and _recorded_matches(
+        if not settings.force and _recorded_matches(
             task.out_dir, settings.runs_dir, expected, settings.with_notebook
         ):
             plan.skipped.append(task)

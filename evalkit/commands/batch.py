@@ -140,7 +140,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     pairs = batch.select_pairs(
         workspace.runs_dir, workspace.ranges_dir, _globs(args.runs), _globs(args.ranges)
     )
-    plan = batch.plan_batch(settings, pairs, force=args.force)
+    plan = batch.plan_batch(settings, pairs)
     if args.batch_api and plan.todo:
         judge = anthropic_batches.batch_judge(settings.judge)
         requests = anthropic_batches.collect_requests(judge, batch.inputs_of(settings, plan.todo))
