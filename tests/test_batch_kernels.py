@@ -306,3 +306,18 @@ def test_ctrl_c_leaves_nothing_running_and_the_batch_resumable(two_runs: Path, t
     assert again.returncode == 0, again.stderr
     skipped = int(again.stdout.split(" skipped")[0].rsplit(" ", 1)[1])
     assert skipped == finished >= 1 and "0 failed" in again.stdout
+
+
+def test_a_deep_temporary_folder_still_makes_the_records(tmp_path: Path):
+    # multiprocessing's forkserver listens on a Unix socket in TMPDIR, whose path has ~100
+    # bytes at most: under a deep TMPDIR the batch failed at once ("AF_UNIX path too long").
+    workspace = copy_samples(tmp_path / "ws", runs=("demo",))
+    deep = tmp_path / ("t" * 60) / ("u" * 40)
+    deep.parent.mkdir()
+    result = run_evalkit(
+        "batch", "--runs", "demo", "--ranges", "ssh-miner", "--quiet",
+        cwd=workspace, env=environment(deep),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert (folder(workspace, "demo", "ssh-miner") / "evaluation.html").is_file()
+    assert connection_files(deep) == []

@@ -43,7 +43,7 @@ WARM, FRESH, REUSED = "warm", "fresh", "reused"
 REUSE_ENV = "EVALKIT_TEST_REUSE_KERNEL"
 TEMPLATE_MODULE = "evalkit.kernels.template"
 START_TIMEOUT_S = 120.0
-_UNIX_PATH_MAX = 100  # a Unix socket's path: 108 bytes on Linux, 104 on macOS
+UNIX_PATH_MAX = 100  # a Unix socket's path: 108 bytes on Linux, 104 on macOS
 
 
 @dataclass
@@ -178,7 +178,7 @@ class KernelPool:
         if self._share_folder is None:
             self._share_folder = tempfile.mkdtemp(prefix=FILES_PREFIX)  # ours only
         path = os.path.join(self._share_folder, "template")
-        if len(path.encode()) > _UNIX_PATH_MAX:
+        if len(path.encode()) > UNIX_PATH_MAX:
             return None
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)  # a template of ours started before, now gone

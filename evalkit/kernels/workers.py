@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -26,7 +27,7 @@ from multiprocessing.queues import SimpleQueue
 from types import FrameType
 from typing import TypeVar
 
-from .pool import shared_template, worker_pool
+from .pool import UNIX_PATH_MAX, shared_template, worker_pool
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -42,9 +43,9 @@ def local_workers(
 
     With warm kernels, one template serves them all (:func:`.pool.shared_template`),
     started first so that it imports while they start: its imports are paid once per batch.
-    forkserver: workers start from a clean process, not a copy of the batch's.
+    Workers start from a clean process, not a copy of the batch's (:func:`_start_method`).
     """
-    context = multiprocessing.get_context("forkserver")
+    context = multiprocessing.get_context(_start_method())
     pids: SimpleQueue[int] = context.SimpleQueue()
     with ExitStack() as stack:
         shared = None if fresh_kernels else stack.enter_context(shared_template())
@@ -64,6 +65,14 @@ def local_workers(
             stop_workers(pids)
 
         yield executor, interrupt
+
+
+def _start_method() -> str:
+    """forkserver: workers start from a clean process. Its server listens on a Unix socket
+    in the temporary folder (``pymp-*/listener-*``); where that path would be too long for
+    one (a deep TMPDIR), spawn, which starts workers as clean and needs no socket."""
+    socket_path = os.path.join(tempfile.gettempdir(), "pymp-12345678", "listener-12345678")
+    return "forkserver" if len(socket_path.encode()) <= UNIX_PATH_MAX else "spawn"
 
 
 def start_worker(fresh_kernels: bool, shared: str | None, pids: SimpleQueue[int]) -> None:
