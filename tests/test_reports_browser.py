@@ -57,3 +57,29 @@ def test_the_page_reads_at_1280px(pages: dict[str, Path], name: str, tmp_path: P
     assert "{'" not in shown and "&#x27;:" not in dom  # no raw Python mapping
     # No table shows pandas' row numbers (a row heading 0, 1, 2 ... of a RangeIndex).
     assert not re.search(r'<th[^>]*class="row_heading[^"]*"[^>]*>\s*0\s*</th>', dom)
+
+
+def test_a_table_of_long_quotes_fits_the_page(tmp_path: Path) -> None:
+    # A quote may hold a long word (a path, a command line without spaces): the disagreement
+    # table of a calibration ran 1,673 px wide on the hard gold pairs.
+    import pandas as pd
+
+    from evalkit.research.report_format import styled
+
+    frame = pd.DataFrame(
+        {
+            "run": ["hard", "hard"],
+            "range": ["redis-exposed", "redis-exposed"],
+            "chk_id": ["CHK-08", "CHK-09"],
+            "judge_quotes": ["/etc/systemd/system/" + "x" * 300, "grep -E '^(" + "|port" * 60],
+            "label_note": ["a note in words " * 20, "short"],
+        }
+    )
+    page = tmp_path / "table.html"
+    page.write_text(
+        f"<html><body>{styled(frame).to_html()}{MEASURE}</body></html>", encoding="utf-8"
+    )
+    dom = render_in_chromium(page, tmp_path / "profile")
+    edge = re.search(r'data-right-edge="(\d+)"', dom)
+    assert edge and int(edge.group(1)) <= WIDTH, edge and edge.group(1)
+    assert "redis-exposed" in re.sub(r"<[^>]+>", "", dom)  # the range is kept whole

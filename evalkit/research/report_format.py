@@ -128,7 +128,13 @@ _WRAPPING: list[CSSDict] = [
     {"selector": "", "props": "max-width: 100%; table-layout: auto; font-size: 90%"},
     {"selector": "th, td", "props": "white-space: normal; overflow-wrap: break-word"},
     {"selector": "th.col_heading", "props": "min-width: 4em; max-width: 9em"},
+    {"selector": "th.row_heading", "props": "white-space: nowrap"},  # a run, a range: whole
 ]
+# A column of prose or quotes (a value this long) reads left-aligned, and may break a long
+# word (a path, a command line) anywhere: only that lets such a column narrow, so a table
+# of quotes fits the page. Short columns keep their words whole.
+_LONG_TEXT = 40
+_PROSE = "text-align: left; overflow-wrap: anywhere; min-width: 12em"
 
 
 def styled(frame: pd.DataFrame) -> Styler:
@@ -138,6 +144,18 @@ def styled(frame: pd.DataFrame) -> Styler:
     shown = frame.set_index(keys) if keys else frame
     shown = shown.rename(columns=lambda name: str(name).replace("_", " "))
     styler = shown.style.format(escape="html", na_rep="n/a").set_table_styles(_WRAPPING)
+    prose = [
+        column
+        for column in shown.columns
+        if shown[column].map(lambda value: isinstance(value, str) and len(value) > _LONG_TEXT).any()
+    ]
+    if prose:  # by column (the index may repeat a run or range: no per-cell styles)
+        cells: list[CSSDict] = [
+            {"selector": "td", "props": _PROSE},
+            {"selector": "th", "props": "text-align: left"},  # its heading above it
+        ]
+        per_column: dict[Any, list[CSSDict]] = {column: cells for column in prose}
+        styler = styler.set_table_styles(per_column, overwrite=False)
     if not any(shown.index.names):
         styler = styler.hide(axis="index")
     return styler
