@@ -28,7 +28,14 @@ from .runplan import RunPlan
 from .runs import load_submission
 from .workspace import Workspace, within
 
-__all__ = ["build_judge", "check_out_dir", "load_inputs", "prepare_out_dir"]
+__all__ = [
+    "build_judge",
+    "check_out_dir",
+    "load_inputs",
+    "load_range_of",
+    "load_submission_of",
+    "prepare_out_dir",
+]
 
 
 def load_inputs(plan: RunPlan) -> tuple[Range, Submission]:
@@ -36,8 +43,19 @@ def load_inputs(plan: RunPlan) -> tuple[Range, Submission]:
 
     Raises ChecklistError / RunError.
     """
-    checklist = plan.ranges_dir / plan.range_id / CHECKLIST_FILENAME
-    rng = load_range(plan.ranges_dir, plan.range_id, allow_outside=plan.allow_outside_inputs)
+    rng = load_range_of(plan)
+    return rng, load_submission_of(plan, rng)
+
+
+def load_range_of(plan: RunPlan) -> Range:
+    """The range ``plan`` names, read under the confinement rules (ChecklistError). A
+    batch reads each range once for all its runs."""
+    return load_range(plan.ranges_dir, plan.range_id, allow_outside=plan.allow_outside_inputs)
+
+
+def load_submission_of(plan: RunPlan, rng: Range) -> Submission:
+    """The documents ``plan`` names for ``rng``, read under the confinement rules
+    (RunError); marked ``inputs_outside`` when the checklist lies outside too."""
     submission = load_submission(
         plan.runs_dir,
         plan.run_id,
@@ -45,9 +63,10 @@ def load_inputs(plan: RunPlan) -> tuple[Range, Submission]:
         model_under_test=plan.model_under_test or None,
         allow_outside_inputs=plan.allow_outside_inputs,
     )
+    checklist = plan.ranges_dir / plan.range_id / CHECKLIST_FILENAME
     if plan.allow_outside_inputs and is_outside(checklist, plan.ranges_dir):
         submission = replace(submission, inputs_outside=True)
-    return rng, submission
+    return submission
 
 
 def build_judge(plan: RunPlan) -> Judge:

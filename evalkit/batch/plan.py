@@ -3,7 +3,7 @@ pairs it takes (:func:`select_pairs`), and which of them are already done (:func
 
 An evaluation is skipped when its outputs are all there, its summary is complete and its
 recorded input hashes, judge, judge model and prompt hash match today's. Every pair's
-inputs are read as ``evalkit run`` reads them (:func:`evalkit.prepare.load_inputs`: the
+inputs are read as ``evalkit run`` reads them (:mod:`evalkit.prepare`: the
 same confinement), so an unreadable pair fails here, before any work.
 """
 
@@ -20,7 +20,7 @@ from ..errors import EvalkitError
 from ..judges.config import JudgeConfig
 from ..model import JudgeInfo, Range, Submission
 from ..notebook import HTML_NAME, NOTEBOOK_NAME
-from ..prepare import load_inputs
+from ..prepare import load_range_of, load_submission_of
 from ..render import JUDGMENTS_FILENAME, REPORT_FILENAME, SCORES_FILENAME
 from ..render.verdicts_json import VERDICTS_FILENAME
 from ..runplan import RunPlan
@@ -163,11 +163,13 @@ def plan_batch(settings: Settings, pairs: Iterable[tuple[str, str]]) -> BatchPla
     if isinstance(cache, Path):
         workspace.check_out(cache)  # one cache for every pair: a link there stops the batch
     plan = BatchPlan(todo=[], skipped=[], failed=[])
+    ranges = _Ranges()
     for run, range_id in pairs:
         try:
-            # As the evaluation will read them (prepare.load_inputs: the same confinement).
+            # As the evaluation will read them (evalkit.prepare: the same confinement).
             pair = settings.plan(run, range_id)
-            rng, submission = load_inputs(pair)
+            rng = ranges.of(pair)
+            submission = load_submission_of(pair, rng)
             # Lexically, never resolved: a link planted in the run folder must not move it.
             # Written in place without a notebook, each output is checked before; with one,
             # the folder is swapped in whole.
@@ -199,5 +201,27 @@ def plan_batch(settings: Settings, pairs: Iterable[tuple[str, str]]) -> BatchPla
 
 def inputs_of(settings: Settings, tasks: Iterable[Task]) -> Iterator[tuple[Range, Submission]]:
     """Each task's range and documents, read as its evaluation reads them."""
+    ranges = _Ranges()
     for task in tasks:
-        yield load_inputs(settings.plan(task.run, task.range, task.out_dir))
+        plan = settings.plan(task.run, task.range, task.out_dir)
+        rng = ranges.of(plan)
+        yield rng, load_submission_of(plan, rng)
+
+
+class _Ranges:
+    """Each range read once for every run of a batch (as prepare reads it), a range that
+    cannot be read failing every pair that names it."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, Range | EvalkitError] = {}
+
+    def of(self, plan: RunPlan) -> Range:
+        if plan.range_id not in self._read:
+            try:
+                self._read[plan.range_id] = load_range_of(plan)
+            except EvalkitError as exc:
+                self._read[plan.range_id] = exc
+        found = self._read[plan.range_id]
+        if isinstance(found, EvalkitError):
+            raise found
+        return found
