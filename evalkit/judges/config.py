@@ -15,7 +15,7 @@ needs one, once. The registry keeps the specs and their lookup only.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -75,6 +75,15 @@ def parse_str(name: str, value: object) -> str:
     raise EvalkitError(f"parameter {name} must be a string, not {value!r}")
 
 
+def _check_bounds(value_of: Callable[[str], object], prefix: str) -> None:
+    """Refuse a setting below its bound (JudgeInputError, exit 2), named as the user wrote
+    it: ``prefix`` is ``--`` for a flag."""
+    for name in _AT_LEAST_ONE:
+        value = value_of(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            raise JudgeInputError(f"{prefix}{name} must be at least 1")
+
+
 def _absolute(path: Path, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
@@ -118,10 +127,7 @@ class JudgeConfig:
     def __post_init__(self) -> None:
         spec = judge_spec(self.judge)  # an unknown judge names the known ones
         # Bad input, said before anything runs (exit 2): a bound, then a setting not taken.
-        for name in _AT_LEAST_ONE:
-            value = self.settings.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
-                raise JudgeInputError(f"{name} must be at least 1")
+        _check_bounds(self.settings.get, "")
         known = {setting.name for setting in spec.settings}
         unknown = sorted(set(self.settings) - known)
         if unknown:
@@ -167,10 +173,7 @@ class JudgeConfig:
         spec = judge_spec(judge)
         # A bound is checked on every flag given, even one this judge then drops: a typed
         # ``--concurrency 0`` is bad input whichever judge runs.
-        for name in _AT_LEAST_ONE:
-            value = getattr(args, name, None)
-            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
-                raise JudgeInputError(f"--{name} must be at least 1")
+        _check_bounds(lambda name: getattr(args, name, None), "--")
         # Another judge's setting is dropped, but repeats is refused: a judge that draws one
         # verdict must not pass for K samples.
         repeats = getattr(args, "repeats", None)
