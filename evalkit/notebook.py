@@ -288,8 +288,6 @@ def execute_notebook(
                 ) from exc
             _clean_record(running, record_name)
             _record_execution(staging, kernels)
-            # The notebook shows what the judge said; a key echoed there is redacted too.
-            write_bytes_atomic(running, running.read_bytes())
             if warming is not None:
                 from .render.html import export_html
 
@@ -461,7 +459,9 @@ def _first_line(text: str) -> str:
 def _clean_record(path: Path, record_name: str) -> None:
     """The executed notebook as a record: papermill wrote where it read and wrote the
     notebook as absolute local paths (the record names the notebook files only), and the
-    progress bars' lines are dropped (a stream output left empty goes too)."""
+    progress bars' lines are dropped (a stream output left empty goes too). Written by the
+    guarded writer: the notebook shows what the judge said, and a key echoed there is
+    redacted too."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
@@ -480,7 +480,8 @@ def _clean_record(path: Path, record_name: str) -> None:
                     continue  # nothing left but the bar's own line break
             outputs.append(output)
         cell.outputs = outputs
-    nbformat.write(nb, path)  # type: ignore[no-untyped-call]
+    text = nbformat.writes(nb)  # type: ignore[no-untyped-call]
+    write_text_atomic(path, text if text.endswith("\n") else text + "\n")  # as nbformat.write
 
 
 def _flag_timeout(path: Path, timeout: float | None) -> str:
